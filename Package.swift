@@ -1,0 +1,57 @@
+// swift-tools-version:6.0
+// The folder tree follows the layers of ../shared/DESIGN.md: data flows down
+// (Core → Sources → Rendering → Routes → the `longform` command), and each
+// module depends only on the modules above it.
+import PackageDescription
+
+let package = Package(
+    name: "Longform",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "longform", targets: ["longform"]),
+        .library(name: "LongformCore", targets: ["LongformCore"]),
+        .library(name: "LongformSources", targets: ["LongformSources"]),
+        .library(name: "LongformRendering", targets: ["LongformRendering"]),
+        .library(name: "LongformRoutes", targets: ["LongformRoutes"]),
+        .library(name: "LongformPlayer", targets: ["LongformPlayer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // C libraries, each behind a system-library target. Only the module
+        // named in the comment imports it.
+        .systemLibrary(name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavformat libavcodec libswresample libavutil",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]), // LongformSources
+        .systemLibrary(name: "CSoxr", path: "Sources/CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]), // LongformRendering
+        .systemLibrary(name: "CPulse", path: "Sources/CPulse", providers: [.apt(["libpulse-dev"])]), // LongformRoutes
+        .systemLibrary(name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]), // LongformRoutes
+
+        // Layer 1: media time, formats, sample buffers, the host clock.
+        .target(name: "LongformCore", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        // Layer 2: decoding through FFmpeg.
+        .target(name: "LongformSources", dependencies: ["LongformCore", "CFFmpeg", .product(name: "Logging", package: "swift-log")]),
+        // Layer 3: the renderer, the synchronizer and the route protocol they play to.
+        .target(name: "LongformRendering", dependencies: ["LongformCore", "CSoxr", .product(name: "Logging", package: "swift-log")]),
+        // Layer 4: concrete routes (null, WAV, PulseAudio, ALSA).
+        .target(name: "LongformRoutes", dependencies: ["LongformCore", "LongformRendering", "CPulse", "CALSA", .product(name: "Logging", package: "swift-log")]),
+        // Layer 5: what enqueues items into a renderer.
+        .target(name: "LongformPlayer", dependencies: ["LongformCore", "LongformSources", "LongformRendering", .product(name: "Logging", package: "swift-log")]),
+        // Layer 6: the command line.
+        .executableTarget(name: "longform", dependencies: [
+            "LongformCore", "LongformSources", "LongformRendering", "LongformRoutes", "LongformPlayer",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        // Shared by the test targets: generating test audio with Debian's tools, reading WAV files.
+        .target(name: "LongformTestSupport", dependencies: ["LongformCore"], path: "Tests/LongformTestSupport"),
+        .testTarget(name: "LongformCoreTests", dependencies: ["LongformCore"]),
+        .testTarget(name: "LongformSourcesTests", dependencies: ["LongformSources", "LongformTestSupport"]),
+        .testTarget(name: "LongformRenderingTests", dependencies: ["LongformRendering", "LongformRoutes", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
+        .testTarget(name: "LongformRoutesTests", dependencies: ["LongformRoutes", "LongformRendering", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
+        .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,17 @@
+import Logging
+
+/// The swift-log label of each component, so that a handler can turn each up or down.
+public enum LogLabel {
+    /// Opening and decoding sources.
+    public static let source = "longform.source"
+    /// The audio renderer's state changes, flushes and route changes.
+    public static let renderer = "longform.renderer"
+    /// One message per enqueued buffer; off unless switched on.
+    public static let enqueue = "longform.renderer.enqueue"
+    /// The synchronizer's rate changes and observers.
+    public static let synchronizer = "longform.synchronizer"
+    /// Routes opening, underruns and latency.
+    public static let route = "longform.route"
+    /// The command line.
+    public static let command = "longform.command"
+}

@@ -1,0 +1,445 @@
+import Dispatch
+import Foundation
+import Logging
+import LongformCore
+import Synchronization
+
+/// Plays enqueued sample buffers on a route at the times its synchronizer's timeline gives them:
+/// AVSampleBufferAudioRenderer's model and names. Buffers of any PCM format are converted to the
+/// route's format as they are enqueued (a continuous high-quality resampler across buffers that
+/// follow each other), so that the route's thread only copies. Thread-safe.
+public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
+    /// Whether the renderer can render, as `AVQueuedSampleBufferRenderingStatus`.
+    public enum Status: Sendable, Equatable {
+        /// Fresh: nothing enqueued yet.
+        case unknown
+        /// At least one buffer was enqueued.
+        case rendering
+        /// It cannot enqueue or render; see `error`.
+        case failed
+    }
+
+    /// Why the renderer failed.
+    public struct RenderError: Error, CustomStringConvertible, Sendable {
+        /// What happened.
+        public var description: String
+    }
+
+    /// A registration for the flushed-automatically event; keep it to keep receiving, pass it to `removeObserver`.
+    public final class ObservationToken: Sendable {
+        fileprivate let id: Int
+        fileprivate init(id: Int) { self.id = id }
+    }
+
+    /// The most audio a renderer holds, whatever the look-ahead asks for.
+    public static let maximumQueuedBytes = 4 << 30
+    /// Audio ahead of the playhead that counts as enough to start smoothly, in seconds (or the look-ahead if smaller).
+    public static let prerollDuration = 0.5
+
+    private struct Request {
+        var queue: DispatchQueue
+        var block: @Sendable () -> Void
+        var generation: Int
+        var isScheduled = false
+    }
+
+    private struct State {
+        var route: any AudioRoute
+        var queue: RenderQueue
+        var status: Status = .unknown
+        var error: RenderError?
+        var volume: Float = 1
+        var isMuted = false
+        var lookAhead: Double
+        var request: Request?
+        var requestGeneration = 0
+        var enqueueCount = 0
+        /// The media frame (route units) just past the last frame rendered while playing.
+        var renderedMediaFrame: Int64?
+        /// Bumped when the route (and so the converted format) changes.
+        var routeGeneration = 0
+        var synchronizer: RenderSynchronizer?
+        var flushObservers: [Int: (queue: DispatchQueue, handler: @Sendable (MediaTime) -> Void)] = [:]
+        var nextObserverID = 1
+        var underrunFrames: Int64 = 0
+        var isUnderrun = false
+    }
+
+    private let state: Mutex<State>
+    /// Conversion runs outside `state`, so that the route's thread never waits for it.
+    private let conversion: Mutex<(converter: StreamConverter, routeGeneration: Int)>
+    /// Wakes an as-fast-as-possible route waiting for audio.
+    private let renderable = NSCondition()
+    private let logger = Logger(label: LogLabel.renderer)
+    private let enqueueLogger = Logger(label: LogLabel.enqueue)
+
+    /// A renderer that plays to `route` once it is added to a synchronizer and the synchronizer's rate is set.
+    public init(route: any AudioRoute) {
+        state = Mutex(State(route: route, queue: RenderQueue(channelCount: route.format.channelCount), lookAhead: route.preferredLookAhead))
+        conversion = Mutex((StreamConverter(outputRate: route.format.sampleRate, outputChannels: route.format.channelCount), 0))
+    }
+
+    // MARK: - Properties
+
+    /// The route it plays to.
+    public var route: any AudioRoute { state.withLock { $0.route } }
+    /// See `Status`.
+    public var status: Status { state.withLock { $0.status } }
+    /// Why it failed, when `status` is `.failed`.
+    public var error: RenderError? { state.withLock { $0.error } }
+    /// Gain from 0 (silent) to 1 (the media's level).
+    public var volume: Float {
+        get { state.withLock { $0.volume } }
+        set { state.withLock { $0.volume = min(max(newValue, 0), 1) } }
+    }
+    /// Silences this renderer only.
+    public var isMuted: Bool {
+        get { state.withLock { $0.isMuted } }
+        set { state.withLock { $0.isMuted = newValue } }
+    }
+
+    /// Seconds of audio it asks for ahead of the playhead: the route's look-ahead unless set, bounded by memory.
+    public var lookAheadDuration: Double {
+        get { state.withLock { $0.lookAhead } }
+        set {
+            state.withLock { state in
+                let bytesPerSecond = Double(state.route.format.sampleRate * state.route.format.channelCount * MemoryLayout<Float>.size)
+                state.lookAhead = min(max(newValue, 0.05), Double(Self.maximumQueuedBytes) / bytesPerSecond)
+            }
+            scheduleRequestIfReady()
+        }
+    }
+
+    /// Whether it wants more buffers: less than the look-ahead is enqueued ahead of the playhead.
+    public var isReadyForMoreMediaData: Bool { state.withLock { Self.isReady($0) } }
+
+    /// Whether enough is enqueued to start without a stutter: the preroll, or everything there will be.
+    public var hasSufficientMediaDataForReliablePlaybackStart: Bool { state.withLock { Self.hasSufficientData($0) } }
+
+    /// Frames of silence played because no audio was enqueued where the timeline needed it.
+    public var underrunFrameCount: Int64 { state.withLock { $0.underrunFrames } }
+
+    /// Bytes of converted audio it holds.
+    public var queuedByteCount: Int { state.withLock { $0.queue.byteCount } }
+
+    // MARK: - Enqueueing
+
+    /// Queues a buffer to play at its output presentation time on the synchronizer's timeline.
+    /// Safe when not ready, but a well-behaved client enqueues while `isReadyForMoreMediaData`.
+    public func enqueue(_ buffer: SampleBuffer) {
+        guard buffer.format.isPCM else {
+            fail("compressed \(buffer.format.codec ?? "") buffers need decoding before they are enqueued")
+            return
+        }
+        guard buffer.outputPresentationTime.isNumeric else {
+            logger.error("dropped a buffer with a non-numeric output time (\(buffer.outputPresentationTime))")
+            return
+        }
+        let (chunks, generation) = conversion.withLock { ($0.converter.convert(buffer), $0.routeGeneration) }
+        let synchronizer = state.withLock { state -> RenderSynchronizer? in
+            guard state.status != .failed, generation == state.routeGeneration else { return nil }
+            state.queue.append(chunks)
+            state.status = .rendering
+            state.enqueueCount += 1
+            return state.synchronizer
+        }
+        enqueueLogger.trace("enqueued \(buffer.outputFrameCount) frames at \(buffer.outputPresentationTime.seconds) s (\(buffer.format))")
+        wakeRoute()
+        synchronizer?.rendererDidChangeBufferedAudio()
+    }
+
+    /// Calls `block` on `queue` whenever the renderer is ready for more data, repeatedly, until
+    /// `stopRequestingMediaData()`. Only the last request counts.
+    public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
+        state.withLock { state in
+            state.requestGeneration += 1
+            state.request = Request(queue: queue, block: block, generation: state.requestGeneration)
+        }
+        scheduleRequestIfReady()
+    }
+
+    /// Stops calling the request block. Marks the end of the data: a resampler's tail is released,
+    /// and an as-fast-as-possible route no longer waits for more.
+    public func stopRequestingMediaData() {
+        state.withLock { $0.request = nil }
+        let (chunks, generation) = conversion.withLock { ($0.converter.finish(), $0.routeGeneration) }
+        let synchronizer = state.withLock { state -> RenderSynchronizer? in
+            if generation == state.routeGeneration { state.queue.append(chunks) }
+            return state.synchronizer
+        }
+        wakeRoute()
+        synchronizer?.rendererDidChangeBufferedAudio()
+    }
+
+    /// Discards everything enqueued. Enqueueing may continue at once. Not announced as an automatic flush.
+    public func flush() {
+        conversion.withLock { $0.converter.reset() }
+        state.withLock { state in
+            state.queue.removeAll()
+            if state.status == .rendering { state.status = .unknown }
+        }
+        logger.debug("flushed")
+        wakeRoute()
+        scheduleRequestIfReady()
+    }
+
+    /// Discards the buffers whose output time is at or after `time`, keeping those before it.
+    /// Refused (`false`, nothing changed) when `time` is earlier than audio already handed to the route.
+    public func flush(fromSourceTime time: MediaTime, completion: @escaping @Sendable (Bool) -> Void) {
+        let result = flushSynchronously(fromSourceTime: time)
+        DispatchQueue.global().async { completion(result) }
+    }
+
+    /// `flush(fromSourceTime:completion:)` for async callers.
+    public func flush(fromSourceTime time: MediaTime) async -> Bool {
+        flushSynchronously(fromSourceTime: time)
+    }
+
+    private func flushSynchronously(fromSourceTime time: MediaTime) -> Bool {
+        guard time.isNumeric else { return false }
+        // Hold the conversion lock throughout, so that a concurrent enqueue cannot slip past the cut.
+        let accepted = conversion.withLock { conversion -> Bool in
+            state.withLock { state in
+                let sampleRate = state.route.format.sampleRate
+                let playhead = state.renderedMediaFrame ?? Self.mediaFrameAtNextRender(state)
+                if let playhead, time < MediaTime(value: playhead, timescale: Int32(sampleRate)) { return false }
+                let tail = conversion.converter.finish()
+                state.queue.append(tail)
+                state.queue.removeChunks(fromSourceTime: time)
+                return true
+            }
+        }
+        logger.debug("flush from \(time.seconds) s \(accepted ? "done" : "refused: at or behind the playhead")")
+        if accepted {
+            wakeRoute()
+            scheduleRequestIfReady()
+        }
+        return accepted
+    }
+
+    /// Calls `handler` on `queue` with the time of the first discarded sample whenever the renderer
+    /// was flushed without being asked (a route change). Re-enqueue from that time.
+    public func observeFlushedAutomatically(on queue: DispatchQueue, using handler: @escaping @Sendable (MediaTime) -> Void) -> ObservationToken {
+        state.withLock { state in
+            let id = state.nextObserverID
+            state.nextObserverID += 1
+            state.flushObservers[id] = (queue, handler)
+            return ObservationToken(id: id)
+        }
+    }
+
+    /// Stops an observation.
+    public func removeObserver(_ token: ObservationToken) {
+        _ = state.withLock { $0.flushObservers.removeValue(forKey: token.id) }
+    }
+
+    // MARK: - Routes
+
+    /// Moves playback to another route. Everything enqueued is flushed and announced through
+    /// `observeFlushedAutomatically` with the media time heard at the switch; the timeline goes on
+    /// at the same time and rate on the new route's clock.
+    public func setRoute(_ newRoute: any AudioRoute) throws(RouteError) {
+        let (oldRoute, synchronizer) = state.withLock { ($0.route, $0.synchronizer) }
+        oldRoute.stop()
+        let flushTime = synchronizer?.timebase.currentTime() ?? .zero
+        conversion.withLock { conversion in
+            conversion.converter = StreamConverter(outputRate: newRoute.format.sampleRate, outputChannels: newRoute.format.channelCount)
+            conversion.routeGeneration += 1
+            state.withLock { state in
+                state.route = newRoute
+                state.queue = RenderQueue(channelCount: newRoute.format.channelCount)
+                state.routeGeneration = conversion.routeGeneration
+                state.renderedMediaFrame = nil
+                state.lookAhead = newRoute.preferredLookAhead
+            }
+        }
+        logger.info("route changed from \(oldRoute.name) to \(newRoute.name); flushed from \(flushTime.seconds) s")
+        if let synchronizer {
+            synchronizer.timebase.switchClock(to: RouteTimebaseClock(newRoute.clock))
+            try newRoute.start(pullingFrom: self)
+        }
+        let observers = state.withLock { Array($0.flushObservers.values) }
+        for observer in observers { observer.queue.async { observer.handler(flushTime) } }
+        scheduleRequestIfReady()
+    }
+
+    // MARK: - Attachment to a synchronizer
+
+    /// Called by `RenderSynchronizer.addRenderer`: the timeline now follows this renderer's route.
+    func attach(to synchronizer: RenderSynchronizer) throws(RouteError) {
+        let route = state.withLock { state -> any AudioRoute in
+            state.synchronizer = synchronizer
+            return state.route
+        }
+        synchronizer.timebase.switchClock(to: RouteTimebaseClock(route.clock))
+        try route.start(pullingFrom: self)
+    }
+
+    /// Called when removed from its synchronizer: the route stops.
+    func detach() {
+        let route = state.withLock { state -> any AudioRoute in
+            state.synchronizer = nil
+            return state.route
+        }
+        route.stop()
+        wakeRoute()
+    }
+
+    /// Called by the synchronizer after a rate or time change.
+    func timelineDidChange() {
+        wakeRoute()
+        scheduleRequestIfReady()
+    }
+
+    // MARK: - RouteRenderSource
+
+    public func render(into buffer: UnsafeMutableBufferPointer<Float>, frameCount: Int, atRouteFrame routeFrame: Int64) -> Int {
+        let (synchronizer, isFast, channels) = state.withLock { ($0.synchronizer, $0.route.pacing == .asFastAsPossible, $0.route.format.channelCount) }
+        guard let synchronizer else {
+            if isFast { return 0 }
+            buffer.update(repeating: 0)
+            return frameCount
+        }
+        let timebase = synchronizer.timebase
+        // As fast as possible, observers due at the current position (one added exactly at the
+        // playhead) fire before the audio moves on.
+        if isFast { synchronizer.evaluateObservers(waitingForCompletion: true) }
+        var produced = 0
+        var becameReady = false
+        // Ticks not rendered after all (an as-fast-as-possible route stopping early) are released.
+        defer { timebase.releaseRenderClaim(downTo: routeFrame + Int64(produced)) }
+        while produced < frameCount {
+            let frame = routeFrame + Int64(produced)
+            let (segment, nextChange) = timebase.segmentForRendering(fromTick: frame, count: frameCount - produced)
+            var span = frameCount - produced
+            if let nextChange, nextChange > frame { span = min(span, Int(nextChange - frame)) }
+            let destination = UnsafeMutableBufferPointer(rebasing: buffer[(produced * channels)...])
+            if segment.rate == 0 {
+                if isFast { break }
+                destination.baseAddress!.update(repeating: 0, count: span * channels)
+                produced += span
+                continue
+            }
+            let sampleRate = Int32(timebase.clock.ticksPerSecond)
+            let mediaFrame = segment.time.convertScale(sampleRate, method: .roundHalfAwayFromZero).value + (frame - segment.anchorTick)
+            if isFast, let boundary = synchronizer.nextBoundary(after: MediaTime(value: mediaFrame, timescale: sampleRate)) {
+                let boundaryFrame = boundary.convertScale(sampleRate, method: .roundTowardPositiveInfinity).value
+                if boundaryFrame > mediaFrame { span = min(span, Int(boundaryFrame - mediaFrame)) }
+            }
+            let stop = state.withLock { state -> Bool in
+                if isFast && state.request != nil {
+                    // More audio may still come: render only what is queued, and wait for the rest.
+                    guard let end = state.queue.endFrame, end > mediaFrame else { return true }
+                    span = min(span, Int(end - mediaFrame))
+                }
+                let wasReady = Self.isReady(state)
+                let covered = state.queue.read(into: destination, from: mediaFrame, count: span)
+                if covered < span && !isFast {
+                    state.underrunFrames += Int64(span - covered)
+                    if !state.isUnderrun && state.status == .rendering { state.isUnderrun = true }
+                } else if covered == span {
+                    state.isUnderrun = false
+                }
+                state.renderedMediaFrame = mediaFrame + Int64(span)
+                if !wasReady && Self.isReady(state) { becameReady = true }
+                let gain: Float = state.isMuted ? 0 : state.volume
+                if gain != 1 {
+                    for index in 0..<(span * channels) { destination[index] *= gain }
+                }
+                return false
+            }
+            if stop { break }
+            produced += span
+            // As fast as possible, a call ends at the first cut (a boundary, a segment change, the end
+            // of queued audio), so that the route writes and fires observers before going on.
+            if isFast { break }
+        }
+        if becameReady { scheduleRequestIfReady() }
+        return produced
+    }
+
+    public func routeDidAdvance(toFrame frame: Int64) {
+        let synchronizer = state.withLock { $0.synchronizer }
+        synchronizer?.evaluateObservers(waitingForCompletion: true)
+    }
+
+    public func waitForRenderableAudio(timeoutSeconds: Double) {
+        renderable.lock()
+        _ = renderable.wait(until: Date(timeIntervalSinceNow: timeoutSeconds))
+        renderable.unlock()
+    }
+
+    // MARK: - Internals
+
+    private func wakeRoute() {
+        renderable.lock()
+        renderable.broadcast()
+        renderable.unlock()
+    }
+
+    private func fail(_ message: String) {
+        state.withLock { state in
+            state.status = .failed
+            state.error = RenderError(description: message)
+        }
+        logger.error("renderer failed: \(message)")
+    }
+
+    /// Where the playhead's next rendered media frame will be, before anything has been rendered.
+    private static func mediaFrameAtNextRender(_ state: State) -> Int64? {
+        guard let timebase = state.synchronizer?.timebase else { return nil }
+        let tick = state.route.clock.framesRendered
+        let segment = timebase.segment(forTick: tick).segment
+        guard segment.rate != 0 else { return nil }
+        return segment.time(atTick: tick, ticksPerSecond: Int64(state.route.format.sampleRate))
+            .convertScale(Int32(state.route.format.sampleRate), method: .roundHalfAwayFromZero).value
+    }
+
+    private static func framesAhead(_ state: State) -> Int64 {
+        guard let end = state.queue.endFrame, let start = state.queue.startFrame else { return 0 }
+        return end - max(start, state.renderedMediaFrame ?? start)
+    }
+
+    private static func isReady(_ state: State) -> Bool {
+        guard state.status != .failed else { return false }
+        let seconds = Double(framesAhead(state)) / Double(state.route.format.sampleRate)
+        return seconds < state.lookAhead && state.queue.byteCount < maximumQueuedBytes
+    }
+
+    private static func hasSufficientData(_ state: State) -> Bool {
+        if state.request == nil { return true }
+        let seconds = Double(framesAhead(state)) / Double(state.route.format.sampleRate)
+        return seconds >= min(prerollDuration, state.lookAhead * 0.9)
+    }
+
+    /// Runs the request block on its queue if the renderer is ready and no call is already scheduled.
+    private func scheduleRequestIfReady(after delay: Double = 0) {
+        let scheduled = state.withLock { state -> Request? in
+            guard var request = state.request, !request.isScheduled, Self.isReady(state) else { return nil }
+            request.isScheduled = true
+            state.request = request
+            return request
+        }
+        guard let request = scheduled else { return }
+        let work: @Sendable () -> Void = { [weak self] in self?.runRequest(generation: request.generation) }
+        if delay > 0 {
+            request.queue.asyncAfter(deadline: .now() + delay, execute: work)
+        } else {
+            request.queue.async(execute: work)
+        }
+    }
+
+    private func runRequest(generation: Int) {
+        let (block, countBefore) = state.withLock { state -> ((@Sendable () -> Void)?, Int) in
+            guard var request = state.request, request.generation == generation else { return (nil, 0) }
+            request.isScheduled = false
+            state.request = request
+            return (Self.isReady(state) ? request.block : nil, state.enqueueCount)
+        }
+        guard let block else { return }
+        block()
+        // Called again while still ready; after a call that enqueued nothing, not in a busy loop.
+        let enqueuedNothing = state.withLock { $0.enqueueCount == countBefore }
+        scheduleRequestIfReady(after: enqueuedNothing ? 0.01 : 0)
+    }
+}

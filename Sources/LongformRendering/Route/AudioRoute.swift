@@ -1,0 +1,59 @@
+import LongformCore
+
+/// How a route consumes audio.
+public enum RoutePacing: Sendable, Equatable {
+    /// In step with a real clock (a device, or the host clock for the null route).
+    case realTime
+    /// As fast as the renderer supplies audio; the timeline follows the frames written.
+    case asFastAsPossible
+}
+
+/// A clocked audio sink: the one protocol every output implements (null, WAV, PulseAudio, ALSA,
+/// later network speakers). A route pulls interleaved Float32 frames in its own `format` from a
+/// render source on its own thread, and reports through its `clock` which frame is heard when.
+public protocol AudioRoute: AnyObject, Sendable {
+    /// The route as the user names it (`"pulse:alsa_output.pci"`, `"wav:/tmp/out.wav"`).
+    var name: String { get }
+    /// The format it plays: interleaved Float32 at the route's rate and channel count.
+    var format: AudioFormat { get }
+    /// Whether it plays in real time or as fast as possible.
+    var pacing: RoutePacing { get }
+    /// How much audio a renderer should keep enqueued ahead of the playhead, in seconds.
+    var preferredLookAhead: Double { get }
+    /// Which route frame is heard when; valid from `start` on.
+    var clock: RouteClock { get }
+    /// Starts pulling audio from `source` on the route's own thread.
+    func start(pullingFrom source: any RouteRenderSource) throws(RouteError)
+    /// Stops pulling and releases the device; returns once the route's thread has finished,
+    /// unless called from that thread.
+    func stop()
+}
+
+/// What a route pulls audio from: the renderer.
+public protocol RouteRenderSource: AnyObject, Sendable {
+    /// Fills `buffer` with up to `frameCount` interleaved frames that start at route frame `routeFrame`.
+    /// A real-time route always gets `frameCount` frames (silence where there is no audio); an
+    /// as-fast-as-possible route may get fewer, or 0 when it should wait (`waitForRenderableAudio`).
+    func render(into buffer: UnsafeMutableBufferPointer<Float>, frameCount: Int, atRouteFrame routeFrame: Int64) -> Int
+    /// Called by an as-fast-as-possible route after it has written frames; fires time observers in order.
+    func routeDidAdvance(toFrame frame: Int64)
+    /// Blocks an as-fast-as-possible route until there may be audio to render, or `timeoutSeconds` pass.
+    func waitForRenderableAudio(timeoutSeconds: Double)
+}
+
+/// Why a route could not open or play.
+public struct RouteError: Error, CustomStringConvertible, Sendable {
+    /// The route.
+    public var route: String
+    /// What went wrong, in the audio system's own words where it has them.
+    public var reason: String
+
+    /// An error of `route`.
+    public init(route: String, reason: String) {
+        self.route = route
+        self.reason = reason
+    }
+
+    /// `"pulse: Connection refused"`.
+    public var description: String { "\(route): \(reason)" }
+}

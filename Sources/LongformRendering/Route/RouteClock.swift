@@ -1,0 +1,79 @@
+import LongformCore
+import Synchronization
+
+/// Which route frame is heard at which host time: the clock of a route, read against the host clock.
+///
+/// A real-time route updates it after each write with "frame F is heard at host time H"
+/// (frames written minus the device's latency); between updates it runs at the nominal rate.
+/// An as-fast-as-possible route has no relation to host time: its clock is the count of frames written.
+public final class RouteClock: Sendable {
+    /// Route frames per second.
+    public let sampleRate: Int
+    /// Whether the clock is the count of frames written (as-fast-as-possible routes).
+    public let isDrivenByFramesWritten: Bool
+
+    private struct State {
+        var anchorFrame: Int64 = 0
+        var anchorHostTime: UInt64 = 0
+        var isRunning = false
+        var framesRendered: Int64 = 0
+        /// The largest frame ever reported, so that the clock never runs backward.
+        var lastReportedFrame: Int64 = 0
+    }
+    private let state = Mutex(State())
+
+    /// A clock for a route running at `sampleRate`.
+    public init(sampleRate: Int, isDrivenByFramesWritten: Bool = false) {
+        self.sampleRate = sampleRate
+        self.isDrivenByFramesWritten = isDrivenByFramesWritten
+    }
+
+    /// Records that route frame `frame` is heard at host time `hostTime` (nanoseconds).
+    public func update(frame: Int64, heardAtHostTime hostTime: UInt64) {
+        state.withLock {
+            $0.anchorFrame = frame
+            $0.anchorHostTime = hostTime
+            $0.isRunning = true
+        }
+    }
+
+    /// Records how many frames the route has taken from its source (the next frame it will render).
+    public func noteFramesRendered(_ frames: Int64) {
+        state.withLock { $0.framesRendered = frames }
+    }
+
+    /// The next frame the route will render: the earliest frame a change can still reach.
+    public var framesRendered: Int64 { state.withLock { $0.framesRendered } }
+
+    /// The frame heard now (never less than one reported before).
+    public func currentFrame() -> Int64 {
+        if isDrivenByFramesWritten { return framesRendered }
+        return frame(atHostTime: HostClock.now(), monotonic: true)
+    }
+
+    /// The frame heard at host time `hostTime`.
+    public func frame(atHostTime hostTime: UInt64) -> Int64 {
+        if isDrivenByFramesWritten { return framesRendered }
+        return frame(atHostTime: hostTime, monotonic: false)
+    }
+
+    private func frame(atHostTime hostTime: UInt64, monotonic: Bool) -> Int64 {
+        state.withLock { state in
+            guard state.isRunning else { return state.lastReportedFrame }
+            let elapsed = Int64(bitPattern: hostTime &- state.anchorHostTime)
+            let frame = state.anchorFrame + elapsed * Int64(sampleRate) / 1_000_000_000
+            guard monotonic else { return frame }
+            state.lastReportedFrame = max(state.lastReportedFrame, frame)
+            return state.lastReportedFrame
+        }
+    }
+
+    /// The host time at which `frame` is heard (for as-fast-as-possible routes: now).
+    public func hostTime(ofFrame frame: Int64) -> UInt64 {
+        if isDrivenByFramesWritten { return HostClock.now() }
+        return state.withLock { state in
+            let offset = (frame - state.anchorFrame) * 1_000_000_000 / Int64(sampleRate)
+            return UInt64(max(0, Int64(state.anchorHostTime) + offset))
+        }
+    }
+}

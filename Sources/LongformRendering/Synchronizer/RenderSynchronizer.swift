@@ -1,0 +1,337 @@
+import Dispatch
+import Logging
+import LongformCore
+import Synchronization
+
+/// The timeline its renderers play against: AVSampleBufferRenderSynchronizer's model and names.
+/// Its timebase follows the clock of the route its audio renderer plays to (frames heard plus the
+/// device latency), and the host clock when no renderer is attached. Boundary observers fire exactly
+/// once each time the playhead passes their times, also when time jumps over them. Thread-safe.
+public final class RenderSynchronizer: @unchecked Sendable {
+    /// A registered time observer; pass it to `removeTimeObserver`.
+    public final class TimeObserverToken: Sendable {
+        fileprivate let id: TimeObserverSchedule.ID
+        fileprivate init(id: TimeObserverSchedule.ID) { self.id = id }
+    }
+
+    /// A rate change, as the rate-change event reports it.
+    public struct RateChange: Sendable, Equatable {
+        /// The new rate.
+        public var rate: Double
+        /// The timeline time the change took effect at.
+        public var time: MediaTime
+    }
+
+    private struct Observer {
+        var queue: DispatchQueue
+        var block: @Sendable (MediaTime) -> Void
+    }
+
+    private struct PendingRateChange {
+        var rate: Double
+        var time: MediaTime
+        var hostTime: UInt64?
+    }
+
+    private struct PendingRemoval {
+        var renderer: AudioRenderer
+        var boundary: TimeObserverSchedule.ID
+        var completion: (@Sendable (Bool) -> Void)?
+    }
+
+    private struct State {
+        var renderers: [AudioRenderer] = []
+        var schedule = TimeObserverSchedule()
+        var observers: [TimeObserverSchedule.ID: Observer] = [:]
+        var rateObservers: [Int: Observer] = [:]
+        var nextRateObserverID = 1
+        var delaysRateChangeUntilHasSufficientMediaData = true
+        var pendingRateChange: PendingRateChange?
+        var pendingRemoval: PendingRemoval?
+        var timer: DispatchSourceTimer?
+    }
+
+    /// The timeline: rate and time on the current clock.
+    public let timebase = Timebase()
+    private let state = Mutex(State())
+    private let tickQueue = DispatchQueue(label: "longform.synchronizer.observers")
+    private let logger = Logger(label: LogLabel.synchronizer)
+
+    /// How often observers are checked while the timeline runs in real time.
+    public static let observerCheckInterval: DispatchTimeInterval = .milliseconds(5)
+
+    /// A synchronizer at time zero, rate zero, on the host clock.
+    public init() {}
+
+    // MARK: - Rate and time
+
+    /// The playback rate: 0 stopped, 1 natural. Setting it keeps the time continuous.
+    public var rate: Double {
+        get { state.withLock { $0.pendingRateChange?.rate } ?? timebase.rate }
+        set { setRate(newValue, time: .invalid) }
+    }
+
+    /// The media time now.
+    public func currentTime() -> MediaTime { timebase.currentTime() }
+
+    /// Whether a rate change waits until every renderer has enough audio to start smoothly (default true).
+    public var delaysRateChangeUntilHasSufficientMediaData: Bool {
+        get { state.withLock { $0.delaysRateChangeUntilHasSufficientMediaData } }
+        set {
+            state.withLock { $0.delaysRateChangeUntilHasSufficientMediaData = newValue }
+            rendererDidChangeBufferedAudio()
+        }
+    }
+
+    /// Sets the time, then the rate, taking effect as soon as the change can be heard.
+    /// `time` `.invalid` leaves the time unchanged.
+    public func setRate(_ rate: Double, time: MediaTime) {
+        requestRateChange(PendingRateChange(rate: max(rate, 0), time: time, hostTime: nil))
+    }
+
+    /// Sets rate and time so that the timeline reads `time` at host time `hostTime`
+    /// (a `HostClock` time). A past host time is interpolated as though the timeline had been running;
+    /// a future one starts the timeline at once from an earlier time, so that it reaches `time` then.
+    public func setRate(_ rate: Double, time: MediaTime, atHostTime hostTime: MediaTime) {
+        requestRateChange(PendingRateChange(rate: max(rate, 0), time: time, hostTime: HostClock.nanoseconds(of: hostTime)))
+    }
+
+    private func requestRateChange(_ change: PendingRateChange) {
+        let mustWait = state.withLock { state -> Bool in
+            let wait = change.rate != 0 && state.delaysRateChangeUntilHasSufficientMediaData
+                && state.renderers.contains { !$0.hasSufficientMediaDataForReliablePlaybackStart }
+            state.pendingRateChange = wait ? change : nil
+            return wait
+        }
+        if mustWait {
+            logger.debug("rate \(change.rate) waits for sufficient media data")
+            return
+        }
+        apply(change)
+    }
+
+    private func apply(_ change: PendingRateChange) {
+        if change.rate != 0 && change.rate != 1 {
+            logger.warning("rate \(change.rate) is played at rate 1: only 0 and 1 are rendered")
+        }
+        let before = timebase.setRate(change.rate, time: change.time, atHostTime: change.hostTime)
+        logger.debug("rate \(before.rate) → \(change.rate) at \(change.time.isValid ? change.time.seconds : before.time.seconds) s")
+        let renderers = state.withLock { $0.renderers }
+        for renderer in renderers { renderer.timelineDidChange() }
+        updateTimer()
+        if before.rate != change.rate {
+            let event = RateChange(rate: change.rate, time: change.time.isValid ? change.time : before.time)
+            let observers = state.withLock { Array($0.rateObservers.values) }
+            for observer in observers { observer.queue.async { observer.block(event.time) } }
+            rateChangeHandlersFire(event)
+        }
+    }
+
+    private let rateChangeStreams = Mutex<[Int: AsyncStream<RateChange>.Continuation]>([:])
+
+    private func rateChangeHandlersFire(_ event: RateChange) {
+        for continuation in rateChangeStreams.withLock({ Array($0.values) }) { continuation.yield(event) }
+    }
+
+    /// Rate changes, as they happen, for async consumers.
+    public func rateChanges() -> AsyncStream<RateChange> {
+        let (stream, continuation) = AsyncStream.makeStream(of: RateChange.self)
+        let id = Int.random(in: 0..<Int.max)
+        rateChangeStreams.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in _ = self?.rateChangeStreams.withLock { $0.removeValue(forKey: id) } }
+        return stream
+    }
+
+    /// Calls `block` on `queue` with the timeline time after each change of rate (including changes it did not ask for).
+    @discardableResult
+    public func observeRateChanges(on queue: DispatchQueue, using block: @escaping @Sendable (MediaTime) -> Void) -> TimeObserverToken {
+        state.withLock { state in
+            let id = -state.nextRateObserverID
+            state.nextRateObserverID += 1
+            state.rateObservers[id] = Observer(queue: queue, block: block)
+            return TimeObserverToken(id: id)
+        }
+    }
+
+    /// Called by renderers as their buffered audio changes: a delayed rate change may now apply.
+    func rendererDidChangeBufferedAudio() {
+        let ready = state.withLock { state -> PendingRateChange? in
+            guard let pending = state.pendingRateChange else { return nil }
+            let sufficient = !state.delaysRateChangeUntilHasSufficientMediaData
+                || state.renderers.allSatisfy { $0.hasSufficientMediaDataForReliablePlaybackStart }
+            guard sufficient else { return nil }
+            state.pendingRateChange = nil
+            return pending
+        }
+        if let ready { apply(ready) }
+    }
+
+    // MARK: - Renderers
+
+    /// The renderers attached, including one scheduled for removal.
+    public var renderers: [AudioRenderer] { state.withLock { $0.renderers } }
+
+    /// Attaches a renderer: its route starts pulling, and the timeline follows the route's clock.
+    public func addRenderer(_ renderer: AudioRenderer) throws(RouteError) {
+        let isNew = state.withLock { state -> Bool in
+            guard !state.renderers.contains(where: { $0 === renderer }) else { return false }
+            state.renderers.append(renderer)
+            return true
+        }
+        guard isNew else { return }
+        do {
+            try renderer.attach(to: self)
+        } catch {
+            state.withLock { $0.renderers.removeAll { $0 === renderer } }
+            throw error
+        }
+        updateTimer()
+    }
+
+    /// Detaches a renderer at timeline time `time` (now if `.invalid` or past). `completion` gets
+    /// true when it was removed, false when it was never added or a later removal superseded this one.
+    public func removeRenderer(_ renderer: AudioRenderer, at time: MediaTime, completion: (@Sendable (Bool) -> Void)? = nil) {
+        let now = currentTime()
+        let (known, superseded) = state.withLock { state -> (Bool, PendingRemoval?) in
+            let known = state.renderers.contains { $0 === renderer }
+            let superseded = state.pendingRemoval
+            if let superseded {
+                state.schedule.remove(superseded.boundary)
+                state.pendingRemoval = nil
+            }
+            return (known, superseded)
+        }
+        if let completion = superseded?.completion { DispatchQueue.global().async { completion(false) } }
+        guard known else {
+            if let completion { DispatchQueue.global().async { completion(false) } }
+            return
+        }
+        if !time.isNumeric || time <= now {
+            detach(renderer)
+            if let completion { DispatchQueue.global().async { completion(true) } }
+            return
+        }
+        let boundary = state.withLock { state -> TimeObserverSchedule.ID in
+            if state.schedule.isEmpty { state.schedule.reset(to: now, generation: timebase.generation, rate: timebase.rate) }
+            let id = state.schedule.addBoundary(times: [time])
+            state.observers[id] = Observer(queue: tickQueue, block: { [weak self] _ in self?.finishScheduledRemoval() })
+            state.pendingRemoval = PendingRemoval(renderer: renderer, boundary: id, completion: completion)
+            return id
+        }
+        _ = boundary
+        updateTimer()
+    }
+
+    private func finishScheduledRemoval() {
+        let removal = state.withLock { state -> PendingRemoval? in
+            guard let removal = state.pendingRemoval else { return nil }
+            state.schedule.remove(removal.boundary)
+            state.observers[removal.boundary] = nil
+            state.pendingRemoval = nil
+            return removal
+        }
+        guard let removal else { return }
+        detach(removal.renderer)
+        if let completion = removal.completion { DispatchQueue.global().async { completion(true) } }
+    }
+
+    private func detach(_ renderer: AudioRenderer) {
+        let remaining = state.withLock { state -> AudioRenderer? in
+            state.renderers.removeAll { $0 === renderer }
+            return state.renderers.first
+        }
+        renderer.detach()
+        if remaining == nil { timebase.switchClock(to: HostTimebaseClock()) }
+        updateTimer()
+    }
+
+    // MARK: - Time observers
+
+    /// Calls `block` on `queue` every `interval` of timeline time while it runs, and whenever time
+    /// jumps or the rate changes. Pair with `removeTimeObserver`.
+    public func addPeriodicTimeObserver(forInterval interval: MediaTime, queue: DispatchQueue, using block: @escaping @Sendable (MediaTime) -> Void) -> TimeObserverToken {
+        let token = state.withLock { state in
+            if state.schedule.isEmpty { state.schedule.reset(to: timebase.currentTime(), generation: timebase.generation, rate: timebase.rate) }
+            let id = state.schedule.addPeriodic(interval: interval)
+            state.observers[id] = Observer(queue: queue, block: block)
+            return TimeObserverToken(id: id)
+        }
+        updateTimer()
+        return token
+    }
+
+    /// Calls `block` on `queue` with the boundary time, once each time the playhead passes one of
+    /// `times`, also when time jumps over it. Pair with `removeTimeObserver`.
+    public func addBoundaryTimeObserver(forTimes times: [MediaTime], queue: DispatchQueue, using block: @escaping @Sendable (MediaTime) -> Void) -> TimeObserverToken {
+        let token = state.withLock { state in
+            if state.schedule.isEmpty { state.schedule.reset(to: timebase.currentTime(), generation: timebase.generation, rate: timebase.rate) }
+            let id = state.schedule.addBoundary(times: times)
+            state.observers[id] = Observer(queue: queue, block: block)
+            return TimeObserverToken(id: id)
+        }
+        updateTimer()
+        return token
+    }
+
+    /// Removes an observer: no new call of its block starts after this returns.
+    public func removeTimeObserver(_ token: TimeObserverToken) {
+        state.withLock { state in
+            state.schedule.remove(token.id)
+            state.observers[token.id] = nil
+            state.rateObservers[token.id] = nil
+        }
+        updateTimer()
+    }
+
+    /// The first boundary after `time`, where an as-fast-as-possible route stops to let it fire.
+    func nextBoundary(after time: MediaTime) -> MediaTime? {
+        state.withLock { $0.schedule.nextBoundary(after: time) }
+    }
+
+    /// Fires the observers that are due. An as-fast-as-possible route waits for their blocks,
+    /// so that what they do takes effect at exactly the frame they fired at.
+    func evaluateObservers(waitingForCompletion: Bool) {
+        let time = timebase.currentTime()
+        let generation = timebase.generation
+        let rate = timebase.rate
+        let due = state.withLock { state -> [(TimeObserverSchedule.ID, Observer, MediaTime)] in
+            guard !state.schedule.isEmpty else { return [] }
+            return state.schedule.advance(to: time, generation: generation, rate: rate).compactMap { firing in
+                state.observers[firing.id].map { (firing.id, $0, firing.time) }
+            }
+        }
+        guard !due.isEmpty else { return }
+        let group = DispatchGroup()
+        for (id, observer, firingTime) in due {
+            let block = observer.block
+            observer.queue.async(group: group) { [weak self] in
+                // An observer removed after it became due must not run.
+                guard let self, self.state.withLock({ $0.observers[id] != nil }) else { return }
+                block(firingTime)
+            }
+        }
+        if waitingForCompletion { group.wait() }
+    }
+
+    /// Runs the observer timer while there are observers and a real-time clock; stops it otherwise.
+    private func updateTimer() {
+        let clockIsFrameDriven = (timebase.clock as? RouteTimebaseClock)?.clock.isDrivenByFramesWritten ?? false
+        state.withLock { state in
+            let needed = !state.schedule.isEmpty && !clockIsFrameDriven
+            if needed && state.timer == nil {
+                let timer = DispatchSource.makeTimerSource(queue: tickQueue)
+                timer.schedule(deadline: .now(), repeating: Self.observerCheckInterval, leeway: .milliseconds(1))
+                timer.setEventHandler { [weak self] in self?.evaluateObservers(waitingForCompletion: false) }
+                timer.resume()
+                state.timer = timer
+            } else if !needed, let timer = state.timer {
+                timer.cancel()
+                state.timer = nil
+            }
+        }
+    }
+
+    deinit {
+        state.withLock { $0.timer?.cancel() }
+    }
+}

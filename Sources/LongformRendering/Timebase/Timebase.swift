@@ -1,0 +1,141 @@
+import LongformCore
+import Synchronization
+
+/// One piece of a timeline: from `effectiveTick` on, media time = `time + rate × (tick − anchorTick) / ticksPerSecond`.
+public struct TimelineSegment: Sendable, Equatable {
+    /// Playback rate (0 stopped, 1 natural).
+    public var rate: Double
+    /// Media time at `anchorTick`.
+    public var time: MediaTime
+    /// The clock tick at which the media time is `time`.
+    public var anchorTick: Int64
+    /// The first tick this segment governs; earlier ticks belong to the segment before it.
+    public var effectiveTick: Int64
+
+    /// Media time at `tick` on a clock of `ticksPerSecond`.
+    public func time(atTick tick: Int64, ticksPerSecond: Int64) -> MediaTime {
+        if rate == 0 { return time }
+        let elapsed = tick - anchorTick
+        if rate == 1 {
+            // Exact: a rational number of ticks.
+            guard ticksPerSecond <= Int64(Int32.max) else { return time + MediaTime(seconds: Double(elapsed) / Double(ticksPerSecond), preferredTimescale: 1_000_000_000) }
+            return time + MediaTime(value: elapsed, timescale: Int32(ticksPerSecond))
+        }
+        return time + MediaTime(seconds: rate * Double(elapsed) / Double(ticksPerSecond), preferredTimescale: 1_000_000_000)
+    }
+}
+
+/// The media timeline of a synchronizer: a rate and a time, anchored to a clock (a route's or the host's).
+/// A change applies from the earliest tick the clock can still change, so that the time it reports is
+/// the time of what is heard.
+public final class Timebase: Sendable {
+    private struct State {
+        var clock: any TimebaseClock
+        var previous: TimelineSegment
+        var current: TimelineSegment
+        /// Counts changes, so that readers can tell a jump from steady running.
+        var generation: UInt64 = 0
+        /// The end of the ticks a renderer is rendering now: a change cannot apply before it.
+        var renderClaim: Int64 = .min
+    }
+    private let state: Mutex<State>
+
+    /// A stopped timebase at time zero on `clock`.
+    public init(clock: any TimebaseClock = HostTimebaseClock()) {
+        let start = clock.currentTick()
+        let segment = TimelineSegment(rate: 0, time: .zero, anchorTick: start, effectiveTick: start)
+        state = Mutex(State(clock: clock, previous: segment, current: segment))
+    }
+
+    /// The clock it runs on.
+    public var clock: any TimebaseClock { state.withLock { $0.clock } }
+
+    /// The rate last set (read-after-write consistent).
+    public var rate: Double { state.withLock { $0.current.rate } }
+
+    /// Increases with every rate, time or clock change.
+    public var generation: UInt64 { state.withLock { $0.generation } }
+
+    /// The media time now.
+    public func currentTime() -> MediaTime {
+        state.withLock { state in
+            let tick = state.clock.currentTick()
+            return Self.segment(in: state, forTick: tick).time(atTick: tick, ticksPerSecond: state.clock.ticksPerSecond)
+        }
+    }
+
+    /// The media time at host time `hostTime` nanoseconds, by the current anchors.
+    public func time(atHostTime hostTime: UInt64) -> MediaTime {
+        state.withLock { state in
+            let tick = state.clock.tick(atHostTime: hostTime)
+            return Self.segment(in: state, forTick: tick).time(atTick: tick, ticksPerSecond: state.clock.ticksPerSecond)
+        }
+    }
+
+    /// The segment that governs `tick`, and the tick where the next one takes over (if later).
+    public func segment(forTick tick: Int64) -> (segment: TimelineSegment, nextChangeTick: Int64?) {
+        state.withLock { Self.lookup(in: $0, tick: tick) }
+    }
+
+    /// The segment for rendering ticks `tick..<tick + count`, claiming them: until `releaseRenderClaim`,
+    /// a rate or time change applies only after them, so that none of them is rendered by the old
+    /// segment while the new one says otherwise.
+    public func segmentForRendering(fromTick tick: Int64, count: Int) -> (segment: TimelineSegment, nextChangeTick: Int64?) {
+        state.withLock { state in
+            state.renderClaim = max(state.renderClaim, tick + Int64(count))
+            return Self.lookup(in: state, tick: tick)
+        }
+    }
+
+    /// Ends a claim: ticks from `tick` on were not rendered after all and may still change.
+    public func releaseRenderClaim(downTo tick: Int64) {
+        state.withLock { $0.renderClaim = tick }
+    }
+
+    private static func lookup(in state: State, tick: Int64) -> (segment: TimelineSegment, nextChangeTick: Int64?) {
+        if tick < state.current.effectiveTick { return (state.previous, state.current.effectiveTick) }
+        return (state.current, nil)
+    }
+
+    /// Sets rate and time together. `time` `.invalid` keeps the timeline continuous; `hostTime` nil
+    /// means "as soon as it can be heard". Returns the time and rate before the change.
+    @discardableResult
+    public func setRate(_ rate: Double, time: MediaTime, atHostTime hostTime: UInt64?) -> (time: MediaTime, rate: Double) {
+        state.withLock { state in
+            let tps = state.clock.ticksPerSecond
+            let effective = max(state.clock.earliestChangeableTick(), state.renderClaim)
+            let old = Self.segment(in: state, forTick: effective)
+            let anchor = hostTime.map { state.clock.tick(atHostTime: $0) } ?? effective
+            let anchoredTime = time.isValid ? time : old.time(atTick: anchor, ticksPerSecond: tps)
+            var before = Self.segment(in: state, forTick: state.clock.currentTick())
+            if time.isValid && before.rate == 0 {
+                // A stopped timeline jumps at once to the new time and waits there until the audio starts.
+                before = TimelineSegment(rate: 0, time: time, anchorTick: effective, effectiveTick: min(before.effectiveTick, effective))
+            }
+            let previousTime = old.time(atTick: effective, ticksPerSecond: tps)
+            state.previous = before
+            state.current = TimelineSegment(rate: rate, time: anchoredTime, anchorTick: anchor, effectiveTick: effective)
+            state.generation &+= 1
+            return (previousTime, old.rate)
+        }
+    }
+
+    /// Moves the timeline onto `newClock`, keeping the media time and rate it has now.
+    public func switchClock(to newClock: any TimebaseClock) {
+        state.withLock { state in
+            let tick = state.clock.currentTick()
+            let segment = Self.segment(in: state, forTick: tick)
+            let now = segment.time(atTick: tick, ticksPerSecond: state.clock.ticksPerSecond)
+            let newTick = newClock.earliestChangeableTick()
+            state.clock = newClock
+            state.renderClaim = .min
+            state.current = TimelineSegment(rate: segment.rate, time: now, anchorTick: newTick, effectiveTick: newTick)
+            state.previous = state.current
+            state.generation &+= 1
+        }
+    }
+
+    private static func segment(in state: State, forTick tick: Int64) -> TimelineSegment {
+        tick < state.current.effectiveTick ? state.previous : state.current
+    }
+}

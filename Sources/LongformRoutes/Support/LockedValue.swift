@@ -1,0 +1,11 @@
+import Synchronization
+
+/// A value behind a mutex, for the few fields a route's thread and its callers share.
+final class LockedValue<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value>
+    init(_ value: Value) { storage = Mutex(value) }
+    var value: Value {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
+}

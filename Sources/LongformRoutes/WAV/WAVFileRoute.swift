@@ -1,0 +1,80 @@
+import Foundation
+import Logging
+import LongformCore
+import LongformRendering
+
+/// Writes exactly what would be heard to a WAV file, either paced in real time or as fast as
+/// possible. As fast as possible, the timeline follows the frames written and the latency is zero.
+public final class WAVFileRoute: AudioRoute, @unchecked Sendable {
+    public let name: String
+    public let format: AudioFormat
+    public let pacing: RoutePacing
+    public let preferredLookAhead: Double
+    public let clock: RouteClock
+    /// The file.
+    public let path: String
+    /// How samples are stored in the file.
+    public let sampleFormat: OutputSampleFormat
+    private let thread = RouteThread()
+    private let logger = Logger(label: LogLabel.route)
+    private let writeError = LockedValue<String?>(nil)
+
+    /// A route to `path`. `lookAhead` defaults to 2 s real-time and 10 s as fast as possible.
+    public init(path: String, sampleRate: Int = 44_100, channelCount: Int = 2, sampleFormat: OutputSampleFormat = .s16,
+                pacing: RoutePacing = .asFastAsPossible, lookAhead: Double? = nil) {
+        self.name = "wav:" + path
+        self.path = path
+        self.format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
+        self.sampleFormat = sampleFormat
+        self.pacing = pacing
+        self.preferredLookAhead = lookAhead ?? (pacing == .realTime ? 2 : 10)
+        self.clock = RouteClock(sampleRate: sampleRate, isDrivenByFramesWritten: pacing == .asFastAsPossible)
+    }
+
+    /// The first write error, if writing failed (the file is then incomplete).
+    public var error: String? { writeError.value }
+
+    public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
+        let writer: WAVFileWriter
+        do {
+            writer = try WAVFileWriter(path: path, sampleRate: format.sampleRate, channelCount: format.channelCount, sampleFormat: sampleFormat)
+        } catch {
+            throw RouteError(route: name, reason: "cannot create the file (\(error.localizedDescription))")
+        }
+        let format = format, clock = clock, pacing = pacing, logger = logger, writeError = writeError, name = name
+        thread.start(name: "longform.route.wav") { thread in
+            let period = pacing == .realTime ? format.sampleRate / 100 : 8192
+            var buffer = [Float](repeating: 0, count: period * format.channelCount)
+            let start = HostClock.now() + 1_000_000
+            var frame: Int64 = 0
+            while !thread.shouldStop {
+                if pacing == .realTime {
+                    let heardAt = start + UInt64(frame) * 1_000_000_000 / UInt64(format.sampleRate)
+                    clock.update(frame: frame, heardAtHostTime: heardAt)
+                    HostClock.sleep(untilNanoseconds: heardAt)
+                }
+                let rendered = buffer.withUnsafeMutableBufferPointer { source.render(into: $0, frameCount: period, atRouteFrame: frame) }
+                if rendered == 0 {
+                    source.waitForRenderableAudio(timeoutSeconds: 0.05)
+                    continue
+                }
+                do {
+                    try buffer.withUnsafeBufferPointer { try writer.write(UnsafeBufferPointer(rebasing: $0[0..<(rendered * format.channelCount)])) }
+                } catch {
+                    logger.error("\(name): write failed: \(error.localizedDescription)")
+                    writeError.value = writeError.value ?? error.localizedDescription
+                    break
+                }
+                frame += Int64(rendered)
+                clock.noteFramesRendered(frame)
+                if pacing == .asFastAsPossible { source.routeDidAdvance(toFrame: frame) }
+            }
+            do { try writer.close() } catch {
+                writeError.value = writeError.value ?? error.localizedDescription
+            }
+        }
+    }
+
+    /// Stops writing and completes the file's header.
+    public func stop() { thread.stop() }
+}

@@ -1,0 +1,77 @@
+import CFFmpeg
+
+/// Owns an opened decoder (`AVCodecContext`) and frees it in `deinit`.
+final class FFmpegCodecContext {
+    private(set) var pointer: UnsafeMutablePointer<AVCodecContext>
+
+    /// Opens the decoder for `stream`'s codec parameters.
+    init(stream: UnsafeMutablePointer<AVStream>) throws(SourceDecoderError) {
+        let parameters = stream.pointee.codecpar!
+        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            throw .noDecoder(String(cString: avcodec_get_name(parameters.pointee.codec_id)))
+        }
+        guard let context = avcodec_alloc_context3(codec) else { throw .ffmpeg(FFmpegError(code: -12, operation: "avcodec_alloc_context3")) }
+        pointer = context
+        do {
+            try FFmpegError.check(avcodec_parameters_to_context(context, parameters), "avcodec_parameters_to_context")
+            context.pointee.pkt_timebase = stream.pointee.time_base
+            try FFmpegError.check(avcodec_open2(context, codec, nil), "avcodec_open2")
+        } catch {
+            throw .ffmpeg(error)
+        }
+    }
+
+    deinit {
+        var owned: UnsafeMutablePointer<AVCodecContext>? = pointer
+        avcodec_free_context(&owned)
+    }
+
+    /// The codec's short name.
+    var codecName: String { String(cString: avcodec_get_name(pointer.pointee.codec_id)) }
+
+    /// Sends a packet, or nil to drain the decoder at the end of the input.
+    func send(_ packet: FFmpegPacket?) throws(FFmpegError) {
+        try FFmpegError.check(avcodec_send_packet(pointer, packet?.pointer), "avcodec_send_packet")
+    }
+
+    /// Receives the next decoded frame; false when the decoder needs input or is drained.
+    func receive(into frame: FFmpegFrame) throws(FFmpegError) -> Bool {
+        let status = avcodec_receive_frame(pointer, frame.pointer)
+        if status == longform_averror_eagain() || status == longform_averror_eof() { return false }
+        try FFmpegError.check(status, "avcodec_receive_frame")
+        return true
+    }
+
+    /// Drops the decoder's state after a seek.
+    func flush() { avcodec_flush_buffers(pointer) }
+}
+
+/// Why a decoder could not be opened.
+enum SourceDecoderError: Error {
+    case noDecoder(String)
+    case ffmpeg(FFmpegError)
+}
+
+/// Owns an `AVPacket`.
+final class FFmpegPacket {
+    let pointer: UnsafeMutablePointer<AVPacket>
+    init() { pointer = av_packet_alloc() }
+    deinit {
+        var owned: UnsafeMutablePointer<AVPacket>? = pointer
+        av_packet_free(&owned)
+    }
+    /// Releases the packet's data so the packet can be reused.
+    func unreference() { av_packet_unref(pointer) }
+}
+
+/// Owns an `AVFrame`.
+final class FFmpegFrame {
+    let pointer: UnsafeMutablePointer<AVFrame>
+    init() { pointer = av_frame_alloc() }
+    deinit {
+        var owned: UnsafeMutablePointer<AVFrame>? = pointer
+        av_frame_free(&owned)
+    }
+    /// Releases the frame's data so the frame can be reused.
+    func unreference() { av_frame_unref(pointer) }
+}

@@ -1,0 +1,26 @@
+import CFFmpeg
+
+/// An FFmpeg return code turned into a Swift error at the boundary.
+struct FFmpegError: Error, CustomStringConvertible {
+    /// The negative AVERROR code.
+    let code: Int32
+    /// The call that returned it.
+    let operation: String
+
+    /// FFmpeg's own words for the code.
+    var message: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        av_strerror(code, &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    var description: String { "\(operation): \(message)" }
+
+    var isEndOfFile: Bool { code == longform_averror_eof() }
+    var isTryAgain: Bool { code == longform_averror_eagain() }
+
+    /// Throws when `code` is negative.
+    static func check(_ code: Int32, _ operation: @autoclosure () -> String) throws(FFmpegError) {
+        if code < 0 { throw FFmpegError(code: code, operation: operation()) }
+    }
+}

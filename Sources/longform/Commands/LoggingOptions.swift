@@ -1,0 +1,23 @@
+import ArgumentParser
+import Logging
+import LongformCore
+
+/// Logging switches every command takes.
+struct LoggingOptions: ParsableArguments {
+    @Flag(name: .long, help: "Log the engine's actions in detail (debug level).")
+    var verbose = false
+
+    @Flag(name: .long, help: "Log every buffer enqueued into the renderer.")
+    var logEnqueuer = false
+
+    /// Sends log lines to standard error: info and above, debug with --verbose, per-buffer lines with --log-enqueuer.
+    func bootstrap() {
+        let base: Logger.Level = verbose ? .debug : .info
+        let enqueue: Logger.Level = logEnqueuer ? .trace : .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = label == LogLabel.enqueue ? enqueue : base
+            return handler
+        }
+    }
+}

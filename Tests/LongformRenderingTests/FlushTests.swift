@@ -1,0 +1,77 @@
+import Dispatch
+import LongformCore
+import LongformRendering
+import LongformTestSupport
+import Testing
+
+/// `flush(fromSourceTime:)`, checked on the samples that came out.
+@Suite struct FlushTests {
+    typealias H = RenderingHarness
+
+    @Test func flushRemovesExactlyTheBuffersAtAndAfterTheTime() async throws {
+        let (renderer, synchronizer, route) = try H.fastRenderer("flush-exact.wav")
+        // Ten half-second buffers, buffer k holding (k + 1) / 100.
+        for k in 0..<10 { renderer.enqueue(H.constant(Float(k + 1) / 100, frames: 22_050, at: Double(k) * 0.5)) }
+        // 2.25 s falls inside buffer 4 (2.0–2.5 s): buffer 4 stays whole, 5…9 go.
+        #expect(await renderer.flush(fromSourceTime: H.time(2.25)))
+        renderer.enqueue(H.constant(0.5, frames: 22_050, at: 2.5))
+        renderer.enqueue(H.constant(0.5, frames: 22_050, at: 3.0))
+        let done = H.pause(synchronizer, at: H.time(3.5))
+        synchronizer.setRate(1, time: .zero)
+        done.wait()
+        let left = H.left(try H.finish(renderer, synchronizer, route))
+        #expect(left.count == 154_350)
+        for k in 0..<5 {
+            #expect(left[(k * 22_050)..<((k + 1) * 22_050)].allSatisfy { $0 == Float(k + 1) / 100 }, "buffer \(k) changed")
+        }
+        #expect(left[110_250...].allSatisfy { $0 == 0.5 }, "a flushed buffer was heard")
+    }
+
+    @Test func aFlushBehindThePlayheadIsRefusedAndChangesNothing() async throws {
+        let (renderer, synchronizer, route) = try H.fastRenderer("flush-refused.wav")
+        for k in 0..<10 { renderer.enqueue(H.constant(Float(k + 1) / 100, frames: 22_050, at: Double(k) * 0.5)) }
+        let paused = H.pause(synchronizer, at: H.time(2.0))
+        synchronizer.setRate(1, time: .zero)
+        paused.wait()
+        #expect(synchronizer.currentTime() == H.time(2.0))
+        #expect(await renderer.flush(fromSourceTime: H.time(1.5)) == false)
+        #expect(await renderer.flush(fromSourceTime: H.time(1.99)) == false)
+        let done = H.pause(synchronizer, at: H.time(5.0))
+        synchronizer.setRate(1, time: .invalid)
+        done.wait()
+        let left = H.left(try H.finish(renderer, synchronizer, route))
+        #expect(left.count == 220_500)
+        for k in 0..<10 {
+            #expect(left[(k * 22_050)..<((k + 1) * 22_050)].allSatisfy { $0 == Float(k + 1) / 100 }, "buffer \(k) changed after a refused flush")
+        }
+    }
+
+    @Test func aFlushAtThePlayheadOfTheWAVRouteSucceeds() async throws {
+        let (renderer, synchronizer, route) = try H.fastRenderer("flush-at-playhead.wav")
+        for k in 0..<10 { renderer.enqueue(H.constant(Float(k + 1) / 100, frames: 22_050, at: Double(k) * 0.5)) }
+        let paused = H.pause(synchronizer, at: H.time(2.0))
+        synchronizer.setRate(1, time: .zero)
+        paused.wait()
+        #expect(await renderer.flush(fromSourceTime: H.time(2.0)))
+        renderer.enqueue(H.constant(0.9, frames: 22_050, at: 2.0))
+        let done = H.pause(synchronizer, at: H.time(2.5))
+        synchronizer.setRate(1, time: .invalid)
+        done.wait()
+        let left = H.left(try H.finish(renderer, synchronizer, route))
+        #expect(left.count == 110_250)
+        #expect(left[0..<88_200].enumerated().allSatisfy { $0.element == Float($0.offset / 22_050 + 1) / 100 })
+        #expect(left[88_200...].allSatisfy { $0 == 0.9 }, "the audio after the playhead was not replaced from exactly there")
+    }
+
+    @Test func flushDiscardsEverythingAndEnqueueingGoesOn() async throws {
+        let (renderer, synchronizer, route) = try H.fastRenderer("flush-all.wav")
+        for k in 0..<4 { renderer.enqueue(H.constant(0.25, frames: 22_050, at: Double(k) * 0.5)) }
+        renderer.flush()
+        renderer.enqueue(H.constant(0.75, frames: 44_100, at: 0))
+        let done = H.pause(synchronizer, at: H.time(1.0))
+        synchronizer.setRate(1, time: .zero)
+        done.wait()
+        let left = H.left(try H.finish(renderer, synchronizer, route))
+        #expect(left.count == 44_100 && left.allSatisfy { $0 == 0.75 })
+    }
+}

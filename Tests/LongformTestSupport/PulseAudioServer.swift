@@ -1,0 +1,43 @@
+import Foundation
+
+/// A real PulseAudio server for the tests, with a null sink named `longform_test`, on a private socket.
+/// Started once per test process; it exits by itself 30 s after its last client.
+public enum PulseAudioServer {
+    /// The sink tests play to; record its monitor with `parec -d longform_test.monitor`.
+    public static let sinkName = "longform_test"
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var server: String?
+
+    /// Starts the server if needed, points PULSE_SERVER at it for this process, and returns its address.
+    public static func start() throws -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        if let server {
+            setenv("PULSE_SERVER", server, 1)
+            return server
+        }
+        let runtime = FileManager.default.temporaryDirectory.appendingPathComponent("longform-pulse-\(ProcessInfo.processInfo.processIdentifier)")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        let socket = runtime.appendingPathComponent("native").path
+        let log = runtime.appendingPathComponent("pulseaudio.log").path
+        // Started detached through the shell: a long-lived child that Foundation tracks keeps other
+        // children's pipes from closing, which hangs every later `Process` in the test run.
+        let command = "XDG_RUNTIME_DIR='\(runtime.path)' HOME='\(runtime.path)' pulseaudio --daemonize=no -n --exit-idle-time=30 --disallow-exit --use-pid-file=no"
+            + " --load='module-null-sink sink_name=\(sinkName) rate=44100 channels=2'"
+            + " --load='module-native-protocol-unix socket=\(socket) auth-anonymous=1'"
+            + " --log-level=info </dev/null >'\(log)' 2>&1 &"
+        try ExternalTool.check("/bin/sh", ["-c", command])
+        let address = "unix:" + socket
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !FileManager.default.fileExists(atPath: socket) {
+            guard Date() < deadline else {
+                throw ExternalTool.Failure(description: "pulseaudio did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+            }
+            usleep(50_000)
+        }
+        setenv("PULSE_SERVER", address, 1)
+        server = address
+        return address
+    }
+}
