@@ -28,7 +28,8 @@ import Testing
         for (index, encoding) in encodings.enumerated() {
             let segment = Array(output.samples[(index * Self.frames * 2)..<((index + 1) * Self.frames * 2)])
             if encoding.isLossless {
-                #expect(segment == expected, "\(encoding.name) is not bit-exact at its place in the render")
+                let difference = mismatch(segment, expected)
+                #expect(difference == nil, "\(encoding.name) is not bit-exact at its place in the render: \(difference ?? "")")
             } else {
                 let decoded = try TestAudio.ffmpegDecode(items[index])
                 let difference = zip(segment, decoded).map { abs($0 - $1) }.max() ?? 1
@@ -45,7 +46,8 @@ import Testing
         let output = try #require(wav)
         #expect(output.frameCount == 2 * 96_001)
         let decoded = try TestAudio.ffmpegDecode(opus)
-        #expect(zip(output.samples[(96_001 * 2)...], decoded).allSatisfy { abs($0 - $1) < 1e-6 })
+        let matchesDecoder = zip(output.samples[(96_001 * 2)...], decoded).allSatisfy { abs($0 - $1) < 1e-6 }
+        #expect(matchesDecoder)
 
         let adts = try TestAudio.encode(try Self.reference(), as: "aac", arguments: ["-c:a", "aac", "-b:a", "192k", "-f", "adts"])
         let adtsDecoded = try TestAudio.ffmpegDecode(adts)
@@ -65,8 +67,8 @@ import Testing
         let thirdStart = Self.frames + 110_251
         #expect(output.frameCount == thirdStart + Self.frames)
         let expected = try WAVFileReader(path: reference).integerSamples
-        #expect(Array(output.integerSamples[0..<(Self.frames * 2)]) == expected)
-        #expect(Array(output.integerSamples[(thirdStart * 2)...]) == expected, "the item after the resampled one is not frame-exact")
+        #expect(mismatch(output.integerSamples[0..<(Self.frames * 2)], expected) == nil)
+        #expect(mismatch(output.integerSamples[(thirdStart * 2)...], expected) == nil, "the item after the resampled one is not frame-exact")
         // The resampled middle is the 48 kHz sweep, resampled: compare with sox's own resampling.
         let soxResampled = TestAudio.path("render-tone48-44.wav")
         try ExternalTool.check("sox", [reference48, "-r", "44100", soxResampled, "rate", "-v"])
@@ -95,7 +97,7 @@ import Testing
             let sum: Int32 = stereo[frame * 2] + stereo[frame * 2 + 1]
             expectedFirst.append(sum * 128)
         }
-        #expect(Array(output.integerSamples[0..<1000]) == expectedFirst)
+        #expect(mismatch(output.integerSamples[0..<1000], expectedFirst) == nil)
     }
 
     @Test func badItemsAreNamedAndSkippedWhileTheOthersPlayBackToBack() throws {
@@ -116,12 +118,25 @@ import Testing
         let expected = try WAVFileReader(path: reference).integerSamples
         let samples = output.integerSamples
         // Three good items and part of the truncated one, back to back.
-        #expect(Array(samples[0..<(Self.frames * 2)]) == expected)
-        #expect(Array(samples[(Self.frames * 2)..<(Self.frames * 4)]) == expected)
+        #expect(mismatch(samples[0..<(Self.frames * 2)], expected) == nil)
+        #expect(mismatch(samples[(Self.frames * 2)..<(Self.frames * 4)], expected) == nil)
         let truncatedFrames = output.frameCount - 3 * Self.frames
         #expect(truncatedFrames > Self.frames / 3 && truncatedFrames < Self.frames * 6 / 10, "truncated item gave \(truncatedFrames) frames")
         let lastStart = (2 * Self.frames + truncatedFrames) * 2
-        #expect(Array(samples[lastStart...]) == expected)
+        #expect(mismatch(samples[lastStart...], expected) == nil)
+    }
+
+    @Test func URLAndFileItemsRenderBackToBack() throws {
+        let reference = try Self.reference()
+        let flac = try TestAudio.encode(reference, as: "flac", arguments: ["-c:a", "flac"])
+        let url = try HTTPFileServer.start() + URL(fileURLWithPath: flac).lastPathComponent
+        let (result, wav) = try Self.render([url, flac, url], output: "urls.wav")
+        #expect(result.status == 0, "\(result.errorOutput)")
+        let output = try #require(wav)
+        let expected = try WAVFileReader(path: reference).integerSamples
+        #expect(output.frameCount == 3 * Self.frames)
+        let difference = mismatch(output.integerSamples, expected + expected + expected)
+        #expect(difference == nil, "URL items are not gapless and exact: \(difference ?? "")")
     }
 
     @Test func invalidOptionsAreRefusedWithAMessage() throws {

@@ -22,9 +22,9 @@ import Testing
         let left = H.left(try H.finish(renderer, synchronizer, route))
         #expect(left.count == 154_350)
         for k in 0..<5 {
-            #expect(left[(k * 22_050)..<((k + 1) * 22_050)].allSatisfy { $0 == Float(k + 1) / 100 }, "buffer \(k) changed")
+            do { let holds = left[(k * 22_050)..<((k + 1) * 22_050)].allSatisfy { $0 == Float(k + 1) / 100 }; #expect(holds, "buffer \(k) changed") }
         }
-        #expect(left[110_250...].allSatisfy { $0 == 0.5 }, "a flushed buffer was heard")
+        do { let holds = left[110_250...].allSatisfy { $0 == 0.5 }; #expect(holds, "a flushed buffer was heard") }
     }
 
     @Test func aFlushBehindThePlayheadIsRefusedAndChangesNothing() async throws {
@@ -42,7 +42,7 @@ import Testing
         let left = H.left(try H.finish(renderer, synchronizer, route))
         #expect(left.count == 220_500)
         for k in 0..<10 {
-            #expect(left[(k * 22_050)..<((k + 1) * 22_050)].allSatisfy { $0 == Float(k + 1) / 100 }, "buffer \(k) changed after a refused flush")
+            do { let holds = left[(k * 22_050)..<((k + 1) * 22_050)].allSatisfy { $0 == Float(k + 1) / 100 }; #expect(holds, "buffer \(k) changed after a refused flush") }
         }
     }
 
@@ -59,8 +59,8 @@ import Testing
         done.wait()
         let left = H.left(try H.finish(renderer, synchronizer, route))
         #expect(left.count == 110_250)
-        #expect(left[0..<88_200].enumerated().allSatisfy { $0.element == Float($0.offset / 22_050 + 1) / 100 })
-        #expect(left[88_200...].allSatisfy { $0 == 0.9 }, "the audio after the playhead was not replaced from exactly there")
+        do { let holds = left[0..<88_200].enumerated().allSatisfy { $0.element == Float($0.offset / 22_050 + 1) / 100 }; #expect(holds) }
+        do { let holds = left[88_200...].allSatisfy { $0 == 0.9 }; #expect(holds, "the audio after the playhead was not replaced from exactly there") }
     }
 
     @Test func flushDiscardsEverythingAndEnqueueingGoesOn() async throws {
@@ -72,6 +72,6 @@ import Testing
         synchronizer.setRate(1, time: .zero)
         done.wait()
         let left = H.left(try H.finish(renderer, synchronizer, route))
-        #expect(left.count == 44_100 && left.allSatisfy { $0 == 0.75 })
+        do { let holds = left.count == 44_100 && left.allSatisfy { $0 == 0.75 }; #expect(holds) }
     }
 }

@@ -58,7 +58,8 @@ import Testing
         let expected = try WAVFileReader(path: reference).samples
         let decoded = try Self.decodeAll(path)
         #expect(decoded.samples.count == expected.count, "\(encoding.name): \(decoded.samples.count / 2) frames, expected \(expected.count / 2)")
-        #expect(decoded.samples == expected, "\(encoding.name) is not bit-exact")
+        let difference = mismatch(decoded.samples, expected)
+        #expect(difference == nil, "\(encoding.name) is not bit-exact: \(difference ?? "")")
         #expect(decoded.source.expectedFrameCount == Int64(Self.referenceFrames))
     }
 
@@ -90,7 +91,8 @@ import Testing
         #expect(decoded.samples.count / 2 == 120_001)
         let ffmpeg = try TestAudio.ffmpegDecode(path)
         #expect(ffmpeg.count == decoded.samples.count)
-        #expect(zip(decoded.samples, ffmpeg).allSatisfy { abs($0 - $1) < 1e-6 })
+        let matchesDecoder = zip(decoded.samples, ffmpeg).allSatisfy { abs($0 - $1) < 1e-6 }
+        #expect(matchesDecoder)
     }
 
     @Test func rawADTSYieldsTheDecodersSamples() throws {
@@ -99,7 +101,8 @@ import Testing
         let decoded = try Self.decodeAll(path)
         let ffmpeg = try TestAudio.ffmpegDecode(path)
         #expect(decoded.samples.count == ffmpeg.count)
-        #expect(zip(decoded.samples, ffmpeg).allSatisfy { abs($0 - $1) < 1e-6 })
+        let matchesDecoder = zip(decoded.samples, ffmpeg).allSatisfy { abs($0 - $1) < 1e-6 }
+        #expect(matchesDecoder)
     }
 
     @Test func buffersLastHalfASecondToTwoSeconds() throws {
@@ -121,7 +124,8 @@ import Testing
             #expect(buffer.presentationTime == MediaTime(value: Int64(target), timescale: 44_100))
             let samples = Self.interleavedFloats(buffer)
             let count = min(samples.count, expected.count - target * 2, 2_000)
-            #expect(Array(samples[0..<count]) == Array(expected[(target * 2)..<(target * 2 + count)]), "\(fileExtension) seek to \(target)")
+            let difference = mismatch(samples[0..<count], expected[(target * 2)..<(target * 2 + count)])
+            #expect(difference == nil, "\(fileExtension) seek to \(target): \(difference ?? "")")
         }
     }
 

@@ -49,6 +49,8 @@ public final class RenderSynchronizer: @unchecked Sendable {
         var pendingRateChange: PendingRateChange?
         var pendingRemoval: PendingRemoval?
         var timer: DispatchSourceTimer?
+        /// Set by a rate or time change, or a new observer: evaluate at once.
+        var needsEvaluation = false
     }
 
     /// The timeline: rate and time on the current clock.
@@ -57,8 +59,9 @@ public final class RenderSynchronizer: @unchecked Sendable {
     private let tickQueue = DispatchQueue(label: "longform.synchronizer.observers")
     private let logger = Logger(label: LogLabel.synchronizer)
 
-    /// How often observers are checked while the timeline runs in real time.
-    public static let observerCheckInterval: DispatchTimeInterval = .milliseconds(5)
+    /// The longest the observer timer sleeps while the timeline runs, so that the difference between
+    /// the host clock it sleeps on and the route clock the timeline follows never builds up.
+    public static let maximumObserverSleep = 0.25
 
     /// A synchronizer at time zero, rate zero, on the host clock.
     public init() {}
@@ -116,7 +119,10 @@ public final class RenderSynchronizer: @unchecked Sendable {
         }
         let before = timebase.setRate(change.rate, time: change.time, atHostTime: change.hostTime)
         logger.debug("rate \(before.rate) → \(change.rate) at \(change.time.isValid ? change.time.seconds : before.time.seconds) s")
-        let renderers = state.withLock { $0.renderers }
+        let renderers = state.withLock { state in
+            state.needsEvaluation = true
+            return state.renderers
+        }
         for renderer in renderers { renderer.timelineDidChange() }
         updateTimer()
         if before.rate != change.rate {
@@ -254,6 +260,7 @@ public final class RenderSynchronizer: @unchecked Sendable {
             if state.schedule.isEmpty { state.schedule.reset(to: timebase.currentTime(), generation: timebase.generation, rate: timebase.rate) }
             let id = state.schedule.addPeriodic(interval: interval)
             state.observers[id] = Observer(queue: queue, block: block)
+            state.needsEvaluation = true
             return TimeObserverToken(id: id)
         }
         updateTimer()
@@ -267,6 +274,7 @@ public final class RenderSynchronizer: @unchecked Sendable {
             if state.schedule.isEmpty { state.schedule.reset(to: timebase.currentTime(), generation: timebase.generation, rate: timebase.rate) }
             let id = state.schedule.addBoundary(times: times)
             state.observers[id] = Observer(queue: queue, block: block)
+            state.needsEvaluation = true
             return TimeObserverToken(id: id)
         }
         updateTimer()
@@ -313,20 +321,39 @@ public final class RenderSynchronizer: @unchecked Sendable {
         if waitingForCompletion { group.wait() }
     }
 
-    /// Runs the observer timer while there are observers and a real-time clock; stops it otherwise.
+    /// Arms the observer timer for when the next observer is due (at most `maximumObserverSleep`
+    /// away, so that clock drift is caught), or disarms it when nothing can become due: no
+    /// observers, a stopped timeline, or an as-fast-as-possible route that evaluates by itself.
     private func updateTimer() {
         let clockIsFrameDriven = (timebase.clock as? RouteTimebaseClock)?.clock.isDrivenByFramesWritten ?? false
+        let now = timebase.currentTime()
+        let rate = timebase.rate
+        let delay: Double? = state.withLock { state in
+            guard !state.schedule.isEmpty, !clockIsFrameDriven else { return nil }
+            // A change (a jump, a start or a stop) is evaluated at once.
+            if state.needsEvaluation { return 0 }
+            guard rate > 0, let due = state.schedule.nextDueTime(after: now) else { return nil }
+            return min(max((due - now).seconds / rate, 0), Self.maximumObserverSleep)
+        }
         state.withLock { state in
-            let needed = !state.schedule.isEmpty && !clockIsFrameDriven
-            if needed && state.timer == nil {
+            guard let delay else {
+                state.timer?.cancel()
+                state.timer = nil
+                return
+            }
+            if state.timer == nil {
                 let timer = DispatchSource.makeTimerSource(queue: tickQueue)
-                timer.schedule(deadline: .now(), repeating: Self.observerCheckInterval, leeway: .milliseconds(1))
-                timer.setEventHandler { [weak self] in self?.evaluateObservers(waitingForCompletion: false) }
+                timer.setEventHandler { [weak self] in
+                    guard let self else { return }
+                    self.state.withLock { $0.needsEvaluation = false }
+                    self.evaluateObservers(waitingForCompletion: false)
+                    self.updateTimer()
+                }
+                timer.schedule(deadline: .now() + delay, leeway: .microseconds(500))
                 timer.resume()
                 state.timer = timer
-            } else if !needed, let timer = state.timer {
-                timer.cancel()
-                state.timer = nil
+            } else {
+                state.timer?.schedule(deadline: .now() + delay, leeway: .microseconds(500))
             }
         }
     }

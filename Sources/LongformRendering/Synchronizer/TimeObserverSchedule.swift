@@ -99,6 +99,21 @@ public struct TimeObserverSchedule: Sendable {
         return firings
     }
 
+    /// The earliest timeline time at which an observer will be due, for a timeline now at `time`:
+    /// the next boundary, or a periodic observer's next interval. Nil when nothing is registered.
+    public func nextDueTime(after time: MediaTime) -> MediaTime? {
+        var next: MediaTime?
+        func consider(_ candidate: MediaTime) { if next.map({ candidate < $0 }) ?? true { next = candidate } }
+        for boundary in boundaries.values {
+            if boundary.isNew, boundary.times.contains(time) { consider(time) }
+            if let candidate = boundary.times.first(where: { $0 > time }) { consider(candidate) }
+        }
+        for periodic in periodics.values {
+            consider(periodic.lastFired.map { $0 + periodic.interval } ?? time)
+        }
+        return next
+    }
+
     /// The first boundary strictly after `time` (where an as-fast-as-possible route should pause to fire it).
     public func nextBoundary(after time: MediaTime) -> MediaTime? {
         var next: MediaTime?

@@ -15,7 +15,7 @@ public final class NullRoute: AudioRoute, @unchecked Sendable {
     private let monitor: (@Sendable (_ firstFrame: Int64, _ hostTime: UInt64, _ samples: UnsafeBufferPointer<Float>) -> Void)?
 
     /// A null route at `sampleRate` with `channelCount` channels, rendering every `periodSeconds`.
-    public init(sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 4, periodSeconds: Double = 0.01,
+    public init(sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 4, periodSeconds: Double = 0.05,
                 monitor: (@Sendable (_ firstFrame: Int64, _ hostTime: UInt64, _ samples: UnsafeBufferPointer<Float>) -> Void)? = nil) {
         format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
         preferredLookAhead = lookAhead

@@ -22,7 +22,7 @@ public final class PulseAudioRoute: AudioRoute, @unchecked Sendable {
     private let connection = LockedValue<PulseConnection?>(nil)
 
     /// A route to `sink` (nil: the default sink).
-    public init(sink: String? = nil, sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 4, targetLatency: Double = 0.1) {
+    public init(sink: String? = nil, sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 4, targetLatency: Double = 0.3) {
         self.sink = sink
         self.name = sink.map { "pulse:" + $0 } ?? "pulse"
         self.format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
@@ -36,7 +36,7 @@ public final class PulseAudioRoute: AudioRoute, @unchecked Sendable {
         connection.value = stream
         let format = format, clock = clock, logger = logger, name = name
         thread.start(name: "longform.route.pulse") { thread in
-            let period = format.sampleRate / 100
+            let period = format.sampleRate / PulseConnection.periodsPerSecond
             var buffer = [Float](repeating: 0, count: period * format.channelCount)
             var frame: Int64 = 0
             while !thread.shouldStop {
@@ -67,6 +67,8 @@ public final class PulseAudioRoute: AudioRoute, @unchecked Sendable {
 /// Owns a `pa_simple` playback stream and frees it in `deinit`.
 final class PulseConnection: @unchecked Sendable {
     private let handle: OpaquePointer
+    /// Writes per second: 100 ms periods, few enough to stay cheap; the latency they add is compensated.
+    static let periodsPerSecond = 10
 
     init(route: String, sink: String?, format: AudioFormat, targetLatency: Double) throws(RouteError) {
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(format.sampleRate), channels: UInt8(format.channelCount))
@@ -74,7 +76,7 @@ final class PulseConnection: @unchecked Sendable {
         // Explicit prebuffer and request sizes: left to the server (with adjusted latency) the stream
         // can sit for seconds before it starts, waiting for a prebuffer the requests never fill.
         let frameBytes = UInt32(format.channelCount * 4)
-        let periodBytes = UInt32(format.sampleRate / 100) * frameBytes
+        let periodBytes = UInt32(format.sampleRate / Self.periodsPerSecond) * frameBytes
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(bytesPerSecond * targetLatency) / frameBytes * frameBytes,
                                         prebuf: periodBytes * 2, minreq: periodBytes, fragsize: UInt32.max)
         var error: Int32 = 0

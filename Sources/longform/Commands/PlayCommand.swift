@@ -16,6 +16,9 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .long, help: "Sample rate the route plays at, in Hz.")
     var sampleRate = 44_100
 
+    @Option(name: .long, help: "Seconds of audio to keep enqueued ahead of the playhead (default: the route's).")
+    var lookahead: Double?
+
     @OptionGroup var logging: LoggingOptions
 
     @Argument(help: "Files or http(s) URLs to play, in order.")
@@ -23,6 +26,7 @@ struct PlayCommand: ParsableCommand {
 
     func validate() throws {
         guard !items.isEmpty else { throw ValidationError("name at least one item") }
+        if let lookahead, lookahead <= 0 { throw ValidationError("--lookahead must be positive") }
         if let route { _ = try RouteSpecifier(parsing: route) }
     }
 
@@ -30,7 +34,7 @@ struct PlayCommand: ParsableCommand {
         logging.bootstrap()
         let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallbackWAVPath: "longform-play.wav")
         if route == nil { FileHandle.standardError.write(Data("longform: playing to \(specifier)\n".utf8)) }
-        let outcome = try Playback.run(items: items, route: specifier.makeRoute(sampleRate: sampleRate), lookAhead: nil, announce: true)
+        let outcome = try Playback.run(items: items, route: specifier.makeRoute(sampleRate: sampleRate), lookAhead: lookahead, announce: true)
         if !outcome.failures.isEmpty { throw ExitCode(1) }
     }
 }

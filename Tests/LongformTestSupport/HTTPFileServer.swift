@@ -1,0 +1,71 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real HTTP/1.0 server on a loopback socket, serving the test audio directory (200 with the
+/// file, 404 otherwise), for items given as URLs. It runs on a thread of the test process:
+/// a helper process would be reparented into the test runner and upset Foundation's `Process`.
+public enum HTTPFileServer {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var base: String?
+
+    /// The server's base URL (`http://127.0.0.1:PORT/`), serving `TestAudio.directory`.
+    public static func start() throws -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        if let base { return base }
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard listener >= 0 else { throw ExternalTool.Failure(description: "socket: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0, listen(listener, 16) == 0 else { throw ExternalTool.Failure(description: "bind/listen: \(errno)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        let port = UInt16(bigEndian: address.sin_port)
+        let directory = TestAudio.directory.path
+        let thread = Thread {
+            while true {
+                let connection = accept(listener, nil, nil)
+                guard connection >= 0 else { continue }
+                DispatchQueue.global().async { serve(connection, directory: directory) }
+            }
+        }
+        thread.start()
+        base = "http://127.0.0.1:\(port)/"
+        return base!
+    }
+
+    private static func serve(_ connection: Int32, directory: String) {
+        defer { close(connection) }
+        var request = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while !request.suffix(4).elementsEqual([13, 10, 13, 10]) && request.count < 65_536 {
+            let count = read(connection, &chunk, chunk.count)
+            guard count > 0 else { return }
+            request.append(contentsOf: chunk[0..<count])
+        }
+        let requestLine = String(decoding: request.prefix { $0 != 13 }, as: UTF8.self).split(separator: " ")
+        let name = requestLine.count >= 2 ? String(requestLine[1].dropFirst()).removingPercentEncoding ?? "" : ""
+        let path = directory + "/" + name
+        guard !name.isEmpty, !name.contains(".."), let body = FileManager.default.contents(atPath: path) else {
+            reply(connection, Array("HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+            return
+        }
+        reply(connection, Array("HTTP/1.0 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8))
+        if requestLine.first != "HEAD" { reply(connection, [UInt8](body)) }
+    }
+
+    /// Writes all of `bytes`; a client that hung up ends it (MSG_NOSIGNAL: no SIGPIPE for the test process).
+    private static func reply(_ connection: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard written > 0 else { return }
+            offset += written
+        }
+    }
+}
