@@ -146,4 +146,50 @@ import Testing
         #expect(done.wait(timeout: .now() + 2) == .success)
         #expect(results.withLock { $0["stranger"] } == false)
     }
+
+    @Test func aRateChangeWaitsForSufficientMediaDataUnlessToldNotTo() throws {
+        let renderer = AudioRenderer(route: NullRoute())
+        let synchronizer = RenderSynchronizer()
+        try synchronizer.addRenderer(renderer)
+        #expect(synchronizer.delaysRateChangeUntilHasSufficientMediaData)
+        renderer.requestMediaDataWhenReady(on: DispatchQueue(label: "test.idle")) {}
+        synchronizer.setRate(1, time: .zero)
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(synchronizer.currentTime() == .zero, "the timeline started without audio")
+        #expect(!renderer.hasSufficientMediaDataForReliablePlaybackStart)
+        renderer.enqueue(H.ramp(fromFrame: 0, frames: 44_100))
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(synchronizer.currentTime().seconds > 0.2, "the delayed rate change did not apply once audio arrived")
+        renderer.stopRequestingMediaData()
+        synchronizer.removeRenderer(renderer, at: .invalid)
+
+        let eager = RenderSynchronizer()
+        let starved = AudioRenderer(route: NullRoute())
+        try eager.addRenderer(starved)
+        starved.requestMediaDataWhenReady(on: DispatchQueue(label: "test.idle2")) {}
+        eager.delaysRateChangeUntilHasSufficientMediaData = false
+        eager.setRate(1, time: .zero)
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(eager.currentTime().seconds > 0.2, "with the delay off the timeline must start at once")
+        starved.stopRequestingMediaData()
+        eager.removeRenderer(starved, at: .invalid)
+    }
+
+    @Test func rateChangesAreAnnounced() async throws {
+        let synchronizer = RenderSynchronizer()
+        let announced = Mutex<[MediaTime]>([])
+        let token = synchronizer.observeRateChanges(on: DispatchQueue(label: "test.rates")) { time in announced.withLock { $0.append(time) } }
+        var changes = synchronizer.rateChanges().makeAsyncIterator()
+        synchronizer.setRate(1, time: MediaTime(value: 5, timescale: 1))
+        let first = await changes.next()
+        #expect(first == RenderSynchronizer.RateChange(rate: 1, time: MediaTime(value: 5, timescale: 1)))
+        synchronizer.setRate(1, time: .invalid) // the same rate: no event
+        synchronizer.setRate(0, time: .invalid)
+        let second = await changes.next()
+        #expect(second?.rate == 0)
+        #expect(synchronizer.rate == 0, "rate is not read-after-write consistent")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(announced.withLock { $0.count } == 2)
+        synchronizer.removeTimeObserver(token)
+    }
 }

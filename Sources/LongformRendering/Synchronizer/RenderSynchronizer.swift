@@ -20,6 +20,12 @@ public final class RenderSynchronizer: @unchecked Sendable {
         public var rate: Double
         /// The timeline time the change took effect at.
         public var time: MediaTime
+
+        /// A change to `rate` at `time`.
+        public init(rate: Double, time: MediaTime) {
+            self.rate = rate
+            self.time = time
+        }
     }
 
     private struct Observer {

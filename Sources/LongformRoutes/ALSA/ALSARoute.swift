@@ -52,6 +52,7 @@ public final class ALSARoute: AudioRoute, @unchecked Sendable {
 
     /// Whether `device` can be opened for playback now.
     public static func canOpen(device: String) -> Bool {
+        longform_alsa_silence_errors()
         var handle: OpaquePointer?
         guard snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, Int32(SND_PCM_NONBLOCK)) == 0, let handle else { return false }
         snd_pcm_close(handle)
@@ -66,6 +67,7 @@ final class ALSAPCM: @unchecked Sendable {
 
     init(route: String, device: String, format: AudioFormat) throws(RouteError) {
         self.route = route
+        longform_alsa_silence_errors()
         var pcm: OpaquePointer?
         var status = snd_pcm_open(&pcm, device, SND_PCM_STREAM_PLAYBACK, 0)
         guard status == 0, let pcm else { throw RouteError(route: route, reason: String(cString: snd_strerror(status))) }

@@ -1,0 +1,42 @@
+import Foundation
+import LongformTestSupport
+import Testing
+
+/// `longform play` in real time, to the WAV route, which writes exactly what would be heard.
+@Suite struct PlayCommandTests {
+    @Test func playingToAWAVRouteWritesTheItemsGaplessInRealTime() throws {
+        let reference = try TestAudio.reference("play-ref", seconds: 0.8, startFrequency: 600)
+        let flac = try TestAudio.encode(reference, as: "flac", arguments: ["-c:a", "flac"])
+        let mp3 = try TestAudio.encode(reference, as: "mp3", arguments: ["-c:a", "libmp3lame", "-b:a", "192k"])
+        let output = TestAudio.path("played.wav")
+        let started = Date()
+        let result = try ExternalTool.run(ExternalTool.longformExecutable, ["play", "--route", "wav:" + output, flac, flac, mp3])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 0, "\(result.errorOutput)")
+        #expect(result.output.contains("▶ 1/3") && result.output.contains("▶ 3/3"), "\(result.output)")
+        #expect(elapsed > 2.3 && elapsed < 5, "2.4 s of audio played in \(elapsed) s")
+        let written = try WAVFileReader(path: output).integerSamples
+        let expected = try WAVFileReader(path: reference).integerSamples
+        // Silence until the timeline starts, then both FLAC items back to back, exactly.
+        let start = try #require(written.firstIndex { $0 != 0 })
+        let offset = start - (expected.firstIndex { $0 != 0 } ?? 0)
+        let twice = expected + expected
+        #expect(offset >= 0 && offset + twice.count <= written.count)
+        if offset >= 0 && offset + twice.count <= written.count {
+            #expect(mismatch(written[offset..<(offset + twice.count)], twice) == nil)
+        }
+    }
+
+    @Test func theEnqueuerLogIsOffUnlessAskedFor() throws {
+        let flac = try TestAudio.encode(try TestAudio.reference("log-ref", seconds: 1.2), as: "flac", arguments: ["-c:a", "flac"])
+        let quiet = try ExternalTool.run(ExternalTool.longformExecutable, ["render", "-o", TestAudio.path("log-quiet.wav"), flac])
+        #expect(!quiet.errorOutput.contains("enqueued"))
+        let chatty = try ExternalTool.run(ExternalTool.longformExecutable, ["render", "--log-enqueuer", "-o", TestAudio.path("log-chatty.wav"), flac])
+        #expect(chatty.errorOutput.components(separatedBy: "longform.renderer.enqueue").count - 1 == 2, "\(chatty.errorOutput)")
+    }
+
+    @Test func helpDescribesEveryCommand() throws {
+        let help = try ExternalTool.run(ExternalTool.longformExecutable, ["--help"])
+        for command in ["play", "render", "routes"] { #expect(help.output.contains(command)) }
+    }
+}
