@@ -1,6 +1,7 @@
 import Dispatch
 import LongformCore
 import LongformRendering
+import LongformRoutes
 import LongformTestSupport
 import Testing
 
@@ -8,10 +9,20 @@ import Testing
 @Suite struct FlushTests {
     typealias H = RenderingHarness
 
-    @Test func flushRemovesExactlyTheBuffersAtAndAfterTheTime() async throws {
-        let (renderer, synchronizer, route) = try H.fastRenderer("flush-exact.wav")
-        // Ten half-second buffers, buffer k holding (k + 1) / 100.
+    /// Ten half-second buffers, buffer k holding (k + 1) / 100, on a fresh as-fast-as-possible route.
+    static func tenBuffers(_ name: String) throws -> (AudioRenderer, RenderSynchronizer, WAVFileRoute) {
+        let (renderer, synchronizer, route) = try H.fastRenderer(name)
         for k in 0..<10 { renderer.enqueue(H.constant(Float(k + 1) / 100, frames: 22_050, at: Double(k) * 0.5)) }
+        return (renderer, synchronizer, route)
+    }
+
+    /// Whether buffer k of `tenBuffers` is intact in `left`.
+    static func isIntact(_ left: [Float], buffer k: Int) -> Bool {
+        left[(k * 22_050)..<((k + 1) * 22_050)].allSatisfy { $0 == Float(k + 1) / 100 }
+    }
+
+    @Test func flushRemovesExactlyTheBuffersAtAndAfterTheTime() async throws {
+        let (renderer, synchronizer, route) = try Self.tenBuffers("flush-exact.wav")
         // 2.25 s falls inside buffer 4 (2.0–2.5 s): buffer 4 stays whole, 5…9 go.
         #expect(await renderer.flush(fromSourceTime: H.time(2.25)))
         renderer.enqueue(H.constant(0.5, frames: 22_050, at: 2.5))
@@ -22,14 +33,13 @@ import Testing
         let left = H.left(try H.finish(renderer, synchronizer, route))
         #expect(left.count == 154_350)
         for k in 0..<5 {
-            do { let holds = left[(k * 22_050)..<((k + 1) * 22_050)].allSatisfy { $0 == Float(k + 1) / 100 }; #expect(holds, "buffer \(k) changed") }
+            #expect(Self.isIntact(left, buffer: k), "buffer \(k) changed")
         }
         do { let holds = left[110_250...].allSatisfy { $0 == 0.5 }; #expect(holds, "a flushed buffer was heard") }
     }
 
     @Test func aFlushBehindThePlayheadIsRefusedAndChangesNothing() async throws {
-        let (renderer, synchronizer, route) = try H.fastRenderer("flush-refused.wav")
-        for k in 0..<10 { renderer.enqueue(H.constant(Float(k + 1) / 100, frames: 22_050, at: Double(k) * 0.5)) }
+        let (renderer, synchronizer, route) = try Self.tenBuffers("flush-refused.wav")
         let paused = H.pause(synchronizer, at: H.time(2.0))
         synchronizer.setRate(1, time: .zero)
         paused.wait()
@@ -42,13 +52,12 @@ import Testing
         let left = H.left(try H.finish(renderer, synchronizer, route))
         #expect(left.count == 220_500)
         for k in 0..<10 {
-            do { let holds = left[(k * 22_050)..<((k + 1) * 22_050)].allSatisfy { $0 == Float(k + 1) / 100 }; #expect(holds, "buffer \(k) changed after a refused flush") }
+            #expect(Self.isIntact(left, buffer: k), "buffer \(k) changed after a refused flush")
         }
     }
 
     @Test func aFlushAtThePlayheadOfTheWAVRouteSucceeds() async throws {
-        let (renderer, synchronizer, route) = try H.fastRenderer("flush-at-playhead.wav")
-        for k in 0..<10 { renderer.enqueue(H.constant(Float(k + 1) / 100, frames: 22_050, at: Double(k) * 0.5)) }
+        let (renderer, synchronizer, route) = try Self.tenBuffers("flush-at-playhead.wav")
         let paused = H.pause(synchronizer, at: H.time(2.0))
         synchronizer.setRate(1, time: .zero)
         paused.wait()

@@ -223,15 +223,8 @@ public final class RenderSynchronizer: @unchecked Sendable {
             if let completion { DispatchQueue.global().async { completion(true) } }
             return
         }
-        let boundary = state.withLock { state -> TimeObserverSchedule.ID in
-            if state.schedule.isEmpty { state.schedule.reset(to: now, generation: timebase.generation, rate: timebase.rate) }
-            let id = state.schedule.addBoundary(times: [time])
-            state.observers[id] = Observer(queue: tickQueue, block: { [weak self] _ in self?.finishScheduledRemoval() })
-            state.pendingRemoval = PendingRemoval(renderer: renderer, boundary: id, completion: completion)
-            return id
-        }
-        _ = boundary
-        updateTimer()
+        let boundary = register(Observer(queue: tickQueue, block: { [weak self] _ in self?.finishScheduledRemoval() })) { $0.addBoundary(times: [time]) }
+        state.withLock { $0.pendingRemoval = PendingRemoval(renderer: renderer, boundary: boundary, completion: completion) }
     }
 
     private func finishScheduledRemoval() {
@@ -262,29 +255,27 @@ public final class RenderSynchronizer: @unchecked Sendable {
     /// Calls `block` on `queue` every `interval` of timeline time while it runs, and whenever time
     /// jumps or the rate changes. Pair with `removeTimeObserver`.
     public func addPeriodicTimeObserver(forInterval interval: MediaTime, queue: DispatchQueue, using block: @escaping @Sendable (MediaTime) -> Void) -> TimeObserverToken {
-        let token = state.withLock { state in
-            if state.schedule.isEmpty { state.schedule.reset(to: timebase.currentTime(), generation: timebase.generation, rate: timebase.rate) }
-            let id = state.schedule.addPeriodic(interval: interval)
-            state.observers[id] = Observer(queue: queue, block: block)
-            state.needsEvaluation = true
-            return TimeObserverToken(id: id)
-        }
-        updateTimer()
-        return token
+        TimeObserverToken(id: register(Observer(queue: queue, block: block)) { $0.addPeriodic(interval: interval) })
     }
 
     /// Calls `block` on `queue` with the boundary time, once each time the playhead passes one of
     /// `times`, also when time jumps over it. Pair with `removeTimeObserver`.
     public func addBoundaryTimeObserver(forTimes times: [MediaTime], queue: DispatchQueue, using block: @escaping @Sendable (MediaTime) -> Void) -> TimeObserverToken {
-        let token = state.withLock { state in
+        TimeObserverToken(id: register(Observer(queue: queue, block: block)) { $0.addBoundary(times: times) })
+    }
+
+    /// Adds an observer to the schedule (which starts measuring passages from now if it was empty)
+    /// and has the timer evaluate at once.
+    private func register(_ observer: Observer, adding add: (inout TimeObserverSchedule) -> TimeObserverSchedule.ID) -> TimeObserverSchedule.ID {
+        let id = state.withLock { state in
             if state.schedule.isEmpty { state.schedule.reset(to: timebase.currentTime(), generation: timebase.generation, rate: timebase.rate) }
-            let id = state.schedule.addBoundary(times: times)
-            state.observers[id] = Observer(queue: queue, block: block)
+            let id = add(&state.schedule)
+            state.observers[id] = observer
             state.needsEvaluation = true
-            return TimeObserverToken(id: id)
+            return id
         }
         updateTimer()
-        return token
+        return id
     }
 
     /// Removes an observer: no new call of its block starts after this returns.
