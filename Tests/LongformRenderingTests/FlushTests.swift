@@ -72,6 +72,29 @@ import Testing
         do { let holds = left[88_200...].allSatisfy { $0 == 0.9 }; #expect(holds, "the audio after the playhead was not replaced from exactly there") }
     }
 
+    @Test func afterASeekBackTheFlushLimitIsTheNewPlayhead() async throws {
+        let (renderer, synchronizer, route) = try Self.tenBuffers("flush-after-seek.wav")
+        let paused = H.pause(synchronizer, at: H.time(4.0))
+        synchronizer.setRate(1, time: .zero)
+        paused.wait()
+        #expect(await renderer.flush(fromSourceTime: H.time(3.0)) == false, "3 s was already played")
+        // Seek back to 1 s: 3 s lies ahead of the playhead again.
+        synchronizer.setRate(0, time: H.time(1.0))
+        #expect(await renderer.flush(fromSourceTime: H.time(3.0)), "a flush ahead of the new playhead was refused")
+        #expect(await renderer.flush(fromSourceTime: H.time(0.5)) == false, "a flush behind the new playhead was accepted")
+        // Played audio has left the queue: after a seek back the client enqueues again.
+        renderer.enqueue(H.constant(0.7, frames: 88_200, at: 1.0))
+        renderer.enqueue(H.constant(0.9, frames: 22_050, at: 3.0))
+        let done = H.pause(synchronizer, at: H.time(3.5))
+        synchronizer.setRate(1, time: .invalid)
+        done.wait()
+        let left = H.left(try H.finish(renderer, synchronizer, route))
+        #expect(left.count == 176_400 + 110_250)
+        let replayedBefore = left[176_400..<264_600].allSatisfy { $0 == 0.7 }
+        let replacement = left[264_600...].allSatisfy { $0 == 0.9 }
+        #expect(replayedBefore && replacement, "the audio after the seek is not what was enqueued for it")
+    }
+
     @Test func flushDiscardsEverythingAndEnqueueingGoesOn() async throws {
         let (renderer, synchronizer, route) = try H.fastRenderer("flush-all.wav")
         for k in 0..<4 { renderer.enqueue(H.constant(0.25, frames: 22_050, at: Double(k) * 0.5)) }

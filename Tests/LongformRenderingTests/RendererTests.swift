@@ -52,6 +52,22 @@ import Testing
         synchronizer.removeRenderer(renderer, at: .invalid)
     }
 
+    @Test func afterASeekBackTheLookAheadCountsFromTheNewPlayhead() throws {
+        let (renderer, synchronizer, _) = try H.fastRenderer("lookahead-seek.wav", lookAhead: 2)
+        for second in 0..<6 { renderer.enqueue(H.constant(0.1, frames: 44_100, at: Double(second))) }
+        let paused = H.pause(synchronizer, at: MediaTime(value: 5, timescale: 1))
+        synchronizer.setRate(1, time: .zero)
+        paused.wait()
+        // Back to 1 s: the client flushes and enqueues from there; 2 s ahead is enough again.
+        synchronizer.setRate(0, time: MediaTime(value: 1, timescale: 1))
+        renderer.flush()
+        #expect(renderer.isReadyForMoreMediaData)
+        renderer.enqueue(H.constant(0.2, frames: 44_100, at: 1))
+        renderer.enqueue(H.constant(0.2, frames: 44_100, at: 2))
+        #expect(!renderer.isReadyForMoreMediaData, "2 s ahead of the new playhead is the whole look-ahead")
+        synchronizer.removeRenderer(renderer, at: .invalid)
+    }
+
     @Test func mixedRatesChannelCountsAndSampleFormatsPlayBackToBack() throws {
         let (renderer, synchronizer, route) = try H.fastRenderer("mixed-formats.wav")
         // 1 s of 16-bit interleaved stereo at 44.1 kHz: 0.25.

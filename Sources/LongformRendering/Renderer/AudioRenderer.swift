@@ -54,8 +54,10 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         var request: Request?
         var requestGeneration = 0
         var enqueueCount = 0
-        /// The media frame (route units) just past the last frame rendered while playing.
+        /// The media frame (route units) just past the last frame rendered while playing, and the
+        /// timeline generation it was rendered under (after a jump it says nothing of the playhead).
         var renderedMediaFrame: Int64?
+        var renderedGeneration: UInt64 = 0
         /// Bumped when the route (and so the converted format) changes.
         var routeGeneration = 0
         var synchronizer: RenderSynchronizer?
@@ -201,7 +203,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         let accepted = conversion.withLock { conversion -> Bool in
             state.withLock { state in
                 let sampleRate = state.route.format.sampleRate
-                let playhead = state.renderedMediaFrame ?? Self.mediaFrameAtNextRender(state)
+                let playhead = Self.playheadFrame(state)
                 if let playhead, time < MediaTime(value: playhead, timescale: Int32(sampleRate)) { return false }
                 let tail = conversion.converter.finish()
                 state.queue.append(tail)
@@ -301,6 +303,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             return frameCount
         }
         let timebase = synchronizer.timebase
+        let generation = timebase.generation
         // As fast as possible, observers due at the current position (one added exactly at the
         // playhead) fire before the audio moves on.
         if isFast { synchronizer.evaluateObservers(waitingForCompletion: true) }
@@ -335,12 +338,14 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
                 let wasReady = Self.isReady(state)
                 let covered = state.queue.read(into: destination, from: mediaFrame, count: span)
                 if covered < span && !isFast {
+                    becameReady = true // starved: ask again, whatever the last readiness change was
                     state.underrunFrames += Int64(span - covered)
                     if !state.isUnderrun && state.status == .rendering { state.isUnderrun = true }
                 } else if covered == span {
                     state.isUnderrun = false
                 }
                 state.renderedMediaFrame = mediaFrame + Int64(span)
+                state.renderedGeneration = generation
                 if !wasReady && Self.isReady(state) { becameReady = true }
                 let gain: Float = state.isMuted ? 0 : state.volume
                 if gain != 1 {
@@ -348,7 +353,12 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
                 }
                 return false
             }
-            if stop { break }
+            if stop {
+                // Waiting for audio: make sure the client is being asked for it. A request can miss
+                // a change to "ready" that came from another thread; the route must never wait on that.
+                becameReady = true
+                break
+            }
             produced += span
             // As fast as possible, a call ends at the first cut (a boundary, a segment change, the end
             // of queued audio), so that the route writes and fires observers before going on.
@@ -385,19 +395,20 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         logger.error("renderer failed: \(message)")
     }
 
-    /// Where the playhead's next rendered media frame will be, before anything has been rendered.
-    private static func mediaFrameAtNextRender(_ state: State) -> Int64? {
+    /// The first media frame the route has not been handed yet: what was last rendered, if the
+    /// timeline has not changed since; otherwise where the next render will start (also paused).
+    private static func playheadFrame(_ state: State) -> Int64? {
         guard let timebase = state.synchronizer?.timebase else { return nil }
+        if let rendered = state.renderedMediaFrame, state.renderedGeneration == timebase.generation { return rendered }
+        let sampleRate = state.route.format.sampleRate
         let tick = state.route.clock.framesRendered
-        let segment = timebase.segment(forTick: tick).segment
-        guard segment.rate != 0 else { return nil }
-        return segment.time(atTick: tick, ticksPerSecond: Int64(state.route.format.sampleRate))
-            .convertScale(Int32(state.route.format.sampleRate), method: .roundHalfAwayFromZero).value
+        return timebase.segment(forTick: tick).segment.time(atTick: tick, ticksPerSecond: Int64(sampleRate))
+            .convertScale(Int32(sampleRate), method: .roundHalfAwayFromZero).value
     }
 
     private static func framesAhead(_ state: State) -> Int64 {
         guard let end = state.queue.endFrame, let start = state.queue.startFrame else { return 0 }
-        return end - max(start, state.renderedMediaFrame ?? start)
+        return end - max(start, playheadFrame(state) ?? start)
     }
 
     private static func isReady(_ state: State) -> Bool {
