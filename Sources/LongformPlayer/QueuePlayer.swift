@@ -72,10 +72,10 @@ public final class QueuePlayer: @unchecked Sendable {
     /// Blocks until the last item has been heard (or rendered).
     public func waitUntilFinished() { finished.wait() }
 
-    /// Stops playback now.
+    /// Stops playback now; `waitUntilFinished()` returns.
     public func stop() {
         renderer.stopRequestingMediaData()
-        synchronizer.setRate(0, time: .invalid)
+        complete(at: synchronizer.currentTime())
     }
 
     // MARK: - Enqueueing (on `queue`)
@@ -169,6 +169,9 @@ public final class QueuePlayer: @unchecked Sendable {
         }
         state.withLock { $0.observerTokens.append(token) }
         renderer.stopRequestingMediaData()
+        // A real-time route may have played past the end already (the last item took longer to
+        // open than the audio left): the boundary then never comes.
+        if synchronizer.currentTime() >= end { complete(at: end) }
     }
 
     private func complete(at time: MediaTime) {

@@ -137,13 +137,16 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             logger.error("dropped a buffer with a non-numeric output time (\(buffer.outputPresentationTime))")
             return
         }
-        let (chunks, generation) = conversion.withLock { ($0.converter.convert(buffer), $0.routeGeneration) }
-        let synchronizer = state.withLock { state -> RenderSynchronizer? in
-            guard state.status != .failed, generation == state.routeGeneration else { return nil }
-            state.queue.append(chunks)
-            state.status = .rendering
-            state.enqueueCount += 1
-            return state.synchronizer
+        // Converted and appended under the conversion lock, so that no flush falls in between.
+        let synchronizer = conversion.withLock { conversion in
+            let chunks = conversion.converter.convert(buffer)
+            return state.withLock { state -> RenderSynchronizer? in
+                guard state.status != .failed, conversion.routeGeneration == state.routeGeneration else { return nil }
+                state.queue.append(chunks)
+                state.status = .rendering
+                state.enqueueCount += 1
+                return state.synchronizer
+            }
         }
         enqueueLogger.trace("enqueued \(buffer.outputFrameCount) frames at \(buffer.outputPresentationTime.seconds) s (\(buffer.format))")
         wakeRoute()
@@ -163,11 +166,15 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// Stops calling the request block. Marks the end of the data: a resampler's tail is released,
     /// and an as-fast-as-possible route no longer waits for more.
     public func stopRequestingMediaData() {
-        state.withLock { $0.request = nil }
-        let (chunks, generation) = conversion.withLock { ($0.converter.finish(), $0.routeGeneration) }
-        let synchronizer = state.withLock { state -> RenderSynchronizer? in
-            if generation == state.routeGeneration { state.queue.append(chunks) }
-            return state.synchronizer
+        // The resampler's tail goes in before the request ends: an as-fast-as-possible route that
+        // sees no request takes the queue as complete.
+        let synchronizer = conversion.withLock { conversion in
+            let tail = conversion.converter.finish()
+            return state.withLock { state -> RenderSynchronizer? in
+                if conversion.routeGeneration == state.routeGeneration { state.queue.append(tail) }
+                state.request = nil
+                return state.synchronizer
+            }
         }
         wakeRoute()
         synchronizer?.rendererDidChangeBufferedAudio()
@@ -242,7 +249,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// at the same time and rate on the new route's clock.
     public func setRoute(_ newRoute: any AudioRoute) throws(RouteError) {
         let (oldRoute, synchronizer) = state.withLock { ($0.route, $0.synchronizer) }
-        oldRoute.stop()
+        oldRoute.stop(waiting: true)
         let flushTime = synchronizer?.timebase.currentTime() ?? .zero
         conversion.withLock { conversion in
             conversion.converter = StreamConverter(outputRate: newRoute.format.sampleRate, outputChannels: newRoute.format.channelCount)
@@ -278,12 +285,12 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     }
 
     /// Called when removed from its synchronizer: the route stops.
-    func detach() {
+    func detach(waitingForRoute: Bool = true) {
         let route = state.withLock { state -> any AudioRoute in
             state.synchronizer = nil
             return state.route
         }
-        route.stop()
+        route.stop(waiting: waitingForRoute)
         wakeRoute()
     }
 
@@ -303,10 +310,11 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             return frameCount
         }
         let timebase = synchronizer.timebase
-        let generation = timebase.generation
         // As fast as possible, observers due at the current position (one added exactly at the
         // playhead) fire before the audio moves on.
         if isFast { synchronizer.evaluateObservers(waitingForCompletion: true) }
+        // Read after the observers, which may have changed the timeline.
+        let generation = timebase.generation
         var produced = 0
         var becameReady = false
         // Ticks not rendered after all (an as-fast-as-possible route stopping early) are released.
@@ -325,9 +333,14 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             }
             let sampleRate = Int32(timebase.clock.ticksPerSecond)
             let mediaFrame = segment.time.convertScale(sampleRate, method: .roundHalfAwayFromZero).value + (frame - segment.anchorTick)
-            if isFast, let boundary = synchronizer.nextBoundary(after: MediaTime(value: mediaFrame, timescale: sampleRate)) {
-                let boundaryFrame = boundary.convertScale(sampleRate, method: .roundTowardPositiveInfinity).value
-                if boundaryFrame > mediaFrame { span = min(span, Int(boundaryFrame - mediaFrame)) }
+            if isFast {
+                // Stop at the first frame whose exact timeline time reaches the next boundary (the
+                // timeline may sit between frames after a seek to an off-grid time).
+                let now = segment.time(atTick: frame, ticksPerSecond: Int64(sampleRate))
+                if let boundary = synchronizer.nextBoundary(after: now) {
+                    let frames = (boundary - now).convertScale(sampleRate, method: .roundTowardPositiveInfinity).value
+                    if frames > 0 { span = min(span, Int(frames)) }
+                }
             }
             let stop = state.withLock { state -> Bool in
                 if isFast && state.request != nil {
@@ -401,7 +414,8 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         guard let timebase = state.synchronizer?.timebase else { return nil }
         if let rendered = state.renderedMediaFrame, state.renderedGeneration == timebase.generation { return rendered }
         let sampleRate = state.route.format.sampleRate
-        let tick = state.route.clock.framesRendered
+        // Frames a render has claimed count as handed over, even before the route says so.
+        let tick = max(state.route.clock.framesRendered, timebase.renderClaim)
         return timebase.segment(forTick: tick).segment.time(atTick: tick, ticksPerSecond: Int64(sampleRate))
             .convertScale(Int32(sampleRate), method: .roundHalfAwayFromZero).value
     }

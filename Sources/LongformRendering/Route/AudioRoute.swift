@@ -25,8 +25,8 @@ public protocol AudioRoute: AnyObject, Sendable {
     /// Starts pulling audio from `source` on the route's own thread.
     func start(pullingFrom source: any RouteRenderSource) throws(RouteError)
     /// Stops pulling and releases the device; returns once the route's thread has finished,
-    /// unless called from that thread.
-    func stop()
+    /// unless `waiting` is false or it is called from that thread. A stopped route can start again.
+    func stop(waiting: Bool)
 }
 
 /// What a route pulls audio from: the renderer.

@@ -28,6 +28,11 @@ public final class RouteClock: Sendable {
         self.isDrivenByFramesWritten = isDrivenByFramesWritten
     }
 
+    /// Starts the clock over at frame 0, for a route that starts again.
+    public func reset() {
+        state.withLock { $0 = State() }
+    }
+
     /// Records that route frame `frame` is heard at host time `hostTime` (nanoseconds).
     public func update(frame: Int64, heardAtHostTime hostTime: UInt64) {
         state.withLock {

@@ -41,7 +41,7 @@ public final class RenderSynchronizer: @unchecked Sendable {
 
     private struct PendingRemoval {
         var renderer: AudioRenderer
-        var boundary: TimeObserverSchedule.ID
+        var boundary: TimeObserverSchedule.ID?
         var completion: (@Sendable (Bool) -> Void)?
     }
 
@@ -119,9 +119,12 @@ public final class RenderSynchronizer: @unchecked Sendable {
         apply(change)
     }
 
-    private func apply(_ change: PendingRateChange) {
+    private func apply(_ requested: PendingRateChange) {
+        var change = requested
         if change.rate != 0 && change.rate != 1 {
+            // The timeline runs at the rate the audio plays at, or boundaries would fire early or late.
             logger.warning("rate \(change.rate) is played at rate 1: only 0 and 1 are rendered")
+            change.rate = 1
         }
         let before = timebase.setRate(change.rate, time: change.time, atHostTime: change.hostTime)
         logger.debug("rate \(before.rate) → \(change.rate) at \(change.time.isValid ? change.time.seconds : before.time.seconds) s")
@@ -208,7 +211,7 @@ public final class RenderSynchronizer: @unchecked Sendable {
             let known = state.renderers.contains { $0 === renderer }
             let superseded = state.pendingRemoval
             if let superseded {
-                state.schedule.remove(superseded.boundary)
+                if let boundary = superseded.boundary { state.schedule.remove(boundary) }
                 state.pendingRemoval = nil
             }
             return (known, superseded)
@@ -223,29 +226,37 @@ public final class RenderSynchronizer: @unchecked Sendable {
             if let completion { DispatchQueue.global().async { completion(true) } }
             return
         }
+        // In place before its boundary can fire; the boundary's id follows.
+        state.withLock { $0.pendingRemoval = PendingRemoval(renderer: renderer, boundary: nil, completion: completion) }
         let boundary = register(Observer(queue: tickQueue, block: { [weak self] _ in self?.finishScheduledRemoval() })) { $0.addBoundary(times: [time]) }
-        state.withLock { $0.pendingRemoval = PendingRemoval(renderer: renderer, boundary: boundary, completion: completion) }
+        state.withLock { state in
+            if state.pendingRemoval?.renderer === renderer && state.pendingRemoval?.boundary == nil { state.pendingRemoval?.boundary = boundary }
+        }
     }
 
     private func finishScheduledRemoval() {
         let removal = state.withLock { state -> PendingRemoval? in
             guard let removal = state.pendingRemoval else { return nil }
-            state.schedule.remove(removal.boundary)
-            state.observers[removal.boundary] = nil
+            if let boundary = removal.boundary {
+                state.schedule.remove(boundary)
+                state.observers[boundary] = nil
+            }
             state.pendingRemoval = nil
             return removal
         }
         guard let removal else { return }
-        detach(removal.renderer)
+        // Fired as an observer: an as-fast-as-possible route waits for this block, so its thread
+        // is told to stop and not waited for.
+        detach(removal.renderer, waitingForRoute: false)
         if let completion = removal.completion { DispatchQueue.global().async { completion(true) } }
     }
 
-    private func detach(_ renderer: AudioRenderer) {
+    private func detach(_ renderer: AudioRenderer, waitingForRoute: Bool = true) {
         let remaining = state.withLock { state -> AudioRenderer? in
             state.renderers.removeAll { $0 === renderer }
             return state.renderers.first
         }
-        renderer.detach()
+        renderer.detach(waitingForRoute: waitingForRoute)
         if remaining == nil { timebase.switchClock(to: HostTimebaseClock()) }
         updateTimer()
     }
@@ -325,14 +336,15 @@ public final class RenderSynchronizer: @unchecked Sendable {
         let clockIsFrameDriven = (timebase.clock as? RouteTimebaseClock)?.clock.isDrivenByFramesWritten ?? false
         let now = timebase.currentTime()
         let rate = timebase.rate
-        let delay: Double? = state.withLock { state in
-            guard !state.schedule.isEmpty, !clockIsFrameDriven else { return nil }
-            // A change (a jump, a start or a stop) is evaluated at once.
-            if state.needsEvaluation { return 0 }
-            guard rate > 0, let due = state.schedule.nextDueTime(after: now) else { return nil }
-            return min(max((due - now).seconds / rate, 0), Self.maximumObserverSleep)
-        }
+        // Worked out and armed in one lock section, so that a stale "disarm" cannot undo a newer arming.
         state.withLock { state in
+            let delay: Double? = {
+                guard !state.schedule.isEmpty, !clockIsFrameDriven else { return nil }
+                // A change (a jump, a start or a stop) is evaluated at once.
+                if state.needsEvaluation { return 0 }
+                guard rate > 0, let due = state.schedule.nextDueTime(after: now) else { return nil }
+                return min(max((due - now).seconds / rate, 0), Self.maximumObserverSleep)
+            }()
             guard let delay else {
                 state.timer?.cancel()
                 state.timer = nil

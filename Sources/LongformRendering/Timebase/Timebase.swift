@@ -87,6 +87,9 @@ public final class Timebase: Sendable {
         }
     }
 
+    /// The end of the ticks claimed for rendering (`Int64.min` when none).
+    public var renderClaim: Int64 { state.withLock { $0.renderClaim } }
+
     /// Ends a claim: ticks from `tick` on were not rendered after all and may still change.
     public func releaseRenderClaim(downTo tick: Int64) {
         state.withLock { $0.renderClaim = tick }

@@ -14,7 +14,7 @@ public final class ALSARoute: AudioRoute, @unchecked Sendable {
     public let clock: RouteClock
     /// The ALSA device name.
     public let device: String
-    private let thread = RouteThread()
+    private let thread = RestartableRouteThread()
     private let logger = Logger(label: LogLabel.route)
 
     /// A route to ALSA device `device`.
@@ -29,7 +29,7 @@ public final class ALSARoute: AudioRoute, @unchecked Sendable {
     public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
         let pcm = try ALSAPCM(route: name, device: device, format: format)
         let format = format, clock = clock, logger = logger, name = name
-        thread.start(name: "longform.route.alsa") { thread in
+        thread.start(name: "longform.route.alsa", clock: clock) { thread in
             let period = format.sampleRate / 100
             var buffer = [Float](repeating: 0, count: period * format.channelCount)
             var frame: Int64 = 0
@@ -48,7 +48,8 @@ public final class ALSARoute: AudioRoute, @unchecked Sendable {
         }
     }
 
-    public func stop() { thread.stop() }
+    /// Stops pulling; see `AudioRoute.stop(waiting:)`.
+    public func stop(waiting: Bool = true) { thread.stop(waiting: waiting) }
 
     /// Whether `device` can be opened for playback now.
     public static func canOpen(device: String) -> Bool {

@@ -11,7 +11,7 @@ public final class NullRoute: AudioRoute, @unchecked Sendable {
     public let clock: RouteClock
     /// Frames per render period.
     public let periodFrames: Int
-    private let thread = RouteThread()
+    private let thread = RestartableRouteThread()
     private let monitor: (@Sendable (_ firstFrame: Int64, _ hostTime: UInt64, _ samples: UnsafeBufferPointer<Float>) -> Void)?
 
     /// A null route at `sampleRate` with `channelCount` channels, rendering every `periodSeconds`.
@@ -26,7 +26,7 @@ public final class NullRoute: AudioRoute, @unchecked Sendable {
 
     public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
         let format = format, clock = clock, period = periodFrames, monitor = monitor
-        thread.start(name: "longform.route.null") { thread in
+        thread.start(name: "longform.route.null", clock: clock) { thread in
             var buffer = [Float](repeating: 0, count: period * format.channelCount)
             let start = HostClock.now() + 1_000_000
             var frame: Int64 = 0
@@ -45,5 +45,6 @@ public final class NullRoute: AudioRoute, @unchecked Sendable {
         }
     }
 
-    public func stop() { thread.stop() }
+    /// Stops pulling; see `AudioRoute.stop(waiting:)`.
+    public func stop(waiting: Bool = true) { thread.stop(waiting: waiting) }
 }

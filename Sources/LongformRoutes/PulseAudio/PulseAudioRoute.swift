@@ -17,7 +17,7 @@ public final class PulseAudioRoute: AudioRoute, @unchecked Sendable {
     public let sink: String?
     /// Server-side buffer we ask for, in seconds: the latency we then compensate.
     public let targetLatency: Double
-    private let thread = RouteThread()
+    private let thread = RestartableRouteThread()
     private let logger = Logger(label: LogLabel.route)
     private let connection = LockedValue<PulseConnection?>(nil)
 
@@ -35,7 +35,7 @@ public final class PulseAudioRoute: AudioRoute, @unchecked Sendable {
         let stream = try PulseConnection(route: name, sink: sink, format: format, targetLatency: targetLatency)
         connection.value = stream
         let format = format, clock = clock, logger = logger, name = name
-        thread.start(name: "longform.route.pulse") { thread in
+        thread.start(name: "longform.route.pulse", clock: clock) { thread in
             let period = format.sampleRate / PulseConnection.periodsPerSecond
             var buffer = [Float](repeating: 0, count: period * format.channelCount)
             var frame: Int64 = 0
@@ -58,9 +58,10 @@ public final class PulseAudioRoute: AudioRoute, @unchecked Sendable {
         }
     }
 
-    public func stop() {
-        thread.stop()
-        connection.value = nil
+    /// Stops pulling; see `AudioRoute.stop(waiting:)`.
+    public func stop(waiting: Bool = true) {
+        thread.stop(waiting: waiting)
+        if waiting { connection.value = nil }
     }
 }
 

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 
-/// The thread a route renders on: started once, asked to stop, joined.
+/// The thread a route renders on: started, asked to stop, joined. One per start of a route
+/// (a stopped route that starts again gets a new one: see `RestartableRouteThread`).
 final class RouteThread: Sendable {
     private let isStopRequested = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
@@ -24,10 +25,11 @@ final class RouteThread: Sendable {
     /// Whether the route should leave its loop.
     var shouldStop: Bool { isStopRequested.load(ordering: .relaxed) }
 
-    /// Asks the loop to end and waits for it, unless called from the loop's own thread.
-    func stop() {
+    /// Asks the loop to end and waits for it, unless `waiting` is false or called from the loop's own thread.
+    func stop(waiting: Bool = true) {
         guard hasStarted.load(ordering: .sequentiallyConsistent), !isStopRequested.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        if threadIdentity.withLock({ $0 }) == ObjectIdentifier(Thread.current) { return }
+        if !waiting || threadIdentity.withLock({ $0 }) == ObjectIdentifier(Thread.current) { return }
         finished.wait()
+        finished.signal() // a later stop() returns at once
     }
 }

@@ -15,7 +15,7 @@ public final class WAVFileRoute: AudioRoute, @unchecked Sendable {
     public let path: String
     /// How samples are stored in the file.
     public let sampleFormat: OutputSampleFormat
-    private let thread = RouteThread()
+    private let thread = RestartableRouteThread()
     private let logger = Logger(label: LogLabel.route)
     private let writeError = LockedValue<String?>(nil)
 
@@ -42,7 +42,7 @@ public final class WAVFileRoute: AudioRoute, @unchecked Sendable {
             throw RouteError(route: name, reason: "cannot create the file (\(error.localizedDescription))")
         }
         let format = format, clock = clock, pacing = pacing, logger = logger, writeError = writeError, name = name
-        thread.start(name: "longform.route.wav") { thread in
+        thread.start(name: "longform.route.wav", clock: clock) { thread in
             let period = pacing == .realTime ? format.sampleRate / 100 : 8192
             var buffer = [Float](repeating: 0, count: period * format.channelCount)
             let start = HostClock.now() + 1_000_000
@@ -75,6 +75,6 @@ public final class WAVFileRoute: AudioRoute, @unchecked Sendable {
         }
     }
 
-    /// Stops writing and completes the file's header.
-    public func stop() { thread.stop() }
+    /// Stops pulling; see `AudioRoute.stop(waiting:)`.
+    public func stop(waiting: Bool = true) { thread.stop(waiting: waiting) }
 }
