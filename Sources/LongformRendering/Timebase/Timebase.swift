@@ -31,8 +31,9 @@ public struct TimelineSegment: Sendable, Equatable {
 public final class Timebase: Sendable {
     private struct State {
         var clock: any TimebaseClock
-        var previous: TimelineSegment
-        var current: TimelineSegment
+        /// In order of effective tick; the first governs every tick before the second. Segments are
+        /// kept until the clock has passed them, so that changes not yet heard all count.
+        var segments: [TimelineSegment]
         /// Counts changes, so that readers can tell a jump from steady running.
         var generation: UInt64 = 0
         /// The end of the ticks a renderer is rendering now: a change cannot apply before it.
@@ -44,14 +45,14 @@ public final class Timebase: Sendable {
     public init(clock: any TimebaseClock = HostTimebaseClock()) {
         let start = clock.currentTick()
         let segment = TimelineSegment(rate: 0, time: .zero, anchorTick: start, effectiveTick: start)
-        state = Mutex(State(clock: clock, previous: segment, current: segment))
+        state = Mutex(State(clock: clock, segments: [segment]))
     }
 
     /// The clock it runs on.
     public var clock: any TimebaseClock { state.withLock { $0.clock } }
 
     /// The rate last set (read-after-write consistent).
-    public var rate: Double { state.withLock { $0.current.rate } }
+    public var rate: Double { state.withLock { $0.segments[$0.segments.count - 1].rate } }
 
     /// Increases with every rate, time or clock change.
     public var generation: UInt64 { state.withLock { $0.generation } }
@@ -96,8 +97,16 @@ public final class Timebase: Sendable {
     }
 
     private static func lookup(in state: State, tick: Int64) -> (segment: TimelineSegment, nextChangeTick: Int64?) {
-        if tick < state.current.effectiveTick { return (state.previous, state.current.effectiveTick) }
-        return (state.current, nil)
+        let index = governingIndex(in: state.segments, tick: tick)
+        let next = index + 1 < state.segments.count ? state.segments[index + 1].effectiveTick : nil
+        return (state.segments[index], next)
+    }
+
+    /// The index of the segment that governs `tick`.
+    private static func governingIndex(in segments: [TimelineSegment], tick: Int64) -> Int {
+        var index = 0
+        while index + 1 < segments.count && segments[index + 1].effectiveTick <= tick { index += 1 }
+        return index
     }
 
     /// Sets rate and time together. `time` `.invalid` keeps the timeline continuous; `hostTime` nil
@@ -107,17 +116,23 @@ public final class Timebase: Sendable {
         state.withLock { state in
             let tps = state.clock.ticksPerSecond
             let effective = max(state.clock.earliestChangeableTick(), state.renderClaim)
-            let old = Self.segment(in: state, forTick: effective)
+            let heard = state.clock.currentTick()
+            // Segments that would only start at or after the new change were never rendered: replaced.
+            while state.segments.count > 1 && state.segments[state.segments.count - 1].effectiveTick >= effective { state.segments.removeLast() }
+            let old = Self.lookup(in: state, tick: effective).segment
             let anchor = hostTime.map { state.clock.tick(atHostTime: $0) } ?? effective
             let anchoredTime = time.isValid ? time : old.time(atTick: anchor, ticksPerSecond: tps)
-            var before = Self.segment(in: state, forTick: state.clock.currentTick())
-            if time.isValid && before.rate == 0 {
-                // A stopped timeline jumps at once to the new time and waits there until the audio starts.
-                before = TimelineSegment(rate: 0, time: time, anchorTick: effective, effectiveTick: min(before.effectiveTick, effective))
-            }
             let previousTime = old.time(atTick: effective, ticksPerSecond: tps)
-            state.previous = before
-            state.current = TimelineSegment(rate: rate, time: anchoredTime, anchorTick: anchor, effectiveTick: effective)
+            let heardIndex = Self.governingIndex(in: state.segments, tick: heard)
+            if time.isValid && state.segments[heardIndex].rate == 0 && heardIndex == state.segments.count - 1 {
+                // A stopped timeline jumps at once to the new time and waits there until the audio starts.
+                let stopped = state.segments[heardIndex]
+                state.segments[heardIndex] = TimelineSegment(rate: 0, time: time, anchorTick: effective, effectiveTick: stopped.effectiveTick)
+            }
+            state.segments.append(TimelineSegment(rate: rate, time: anchoredTime, anchorTick: anchor, effectiveTick: max(effective, state.segments[state.segments.count - 1].effectiveTick)))
+            // Segments the clock has left behind are dropped.
+            let governing = Self.governingIndex(in: state.segments, tick: heard)
+            if governing > 0 { state.segments.removeFirst(governing) }
             state.generation &+= 1
             return (previousTime, old.rate)
         }
@@ -132,13 +147,12 @@ public final class Timebase: Sendable {
             let newTick = newClock.earliestChangeableTick()
             state.clock = newClock
             state.renderClaim = .min
-            state.current = TimelineSegment(rate: segment.rate, time: now, anchorTick: newTick, effectiveTick: newTick)
-            state.previous = state.current
+            state.segments = [TimelineSegment(rate: segment.rate, time: now, anchorTick: newTick, effectiveTick: newTick)]
             state.generation &+= 1
         }
     }
 
     private static func segment(in state: State, forTick tick: Int64) -> TimelineSegment {
-        tick < state.current.effectiveTick ? state.previous : state.current
+        lookup(in: state, tick: tick).segment
     }
 }

@@ -1,0 +1,57 @@
+import LongformCore
+import LongformRendering
+import Synchronization
+import Testing
+
+/// The timebase on a clock the test moves by hand: ticks heard, and ticks already rendered.
+@Suite struct TimebaseTests {
+    final class ManualClock: TimebaseClock {
+        private let ticks = Mutex((heard: Int64(0), rendered: Int64(0)))
+        var ticksPerSecond: Int64 { 1_000 }
+        func currentTick() -> Int64 { ticks.withLock { $0.heard } }
+        func earliestChangeableTick() -> Int64 { ticks.withLock { $0.rendered } }
+        func tick(atHostTime hostTime: UInt64) -> Int64 { Int64(hostTime / 1_000_000) }
+        func set(heard: Int64, rendered: Int64) { ticks.withLock { $0 = (heard, rendered) } }
+    }
+
+    static func ms(_ value: Int64) -> MediaTime { MediaTime(value: value, timescale: 1_000) }
+
+    @Test func aChangeAppliesWhenItCanBeHeard() {
+        let clock = ManualClock()
+        let timebase = Timebase(clock: clock)
+        clock.set(heard: 0, rendered: 100) // 100 ms already with the device
+        timebase.setRate(1, time: Self.ms(5_000), atHostTime: nil)
+        // A stopped timeline reads the new time at once and waits there for the audio.
+        #expect(timebase.currentTime() == Self.ms(5_000))
+        clock.set(heard: 100, rendered: 200)
+        #expect(timebase.currentTime() == Self.ms(5_000))
+        clock.set(heard: 150, rendered: 250)
+        #expect(timebase.currentTime() == Self.ms(5_050))
+    }
+
+    @Test func twoChangesWithinTheLatencyBothCount() {
+        let clock = ManualClock()
+        let timebase = Timebase(clock: clock)
+        clock.set(heard: 0, rendered: 100)
+        timebase.setRate(1, time: .zero, atHostTime: nil)     // plays from tick 100
+        clock.set(heard: 50, rendered: 200)
+        timebase.setRate(0, time: .invalid, atHostTime: nil)  // pauses from tick 200, before the start is heard
+        clock.set(heard: 150, rendered: 300)
+        #expect(timebase.currentTime() == Self.ms(50), "the start, not yet heard when the pause came, was lost")
+        clock.set(heard: 250, rendered: 300)
+        #expect(timebase.currentTime() == Self.ms(100), "paused at 100 ms of audio")
+        #expect(timebase.rate == 0)
+    }
+
+    @Test func aChangeNeverReachesTicksAlreadyRendered() {
+        let clock = ManualClock()
+        let timebase = Timebase(clock: clock)
+        clock.set(heard: 0, rendered: 0)
+        timebase.setRate(1, time: .zero, atHostTime: nil)
+        _ = timebase.segmentForRendering(fromTick: 0, count: 400) // a render in progress
+        timebase.setRate(1, time: Self.ms(9_000), atHostTime: nil)
+        #expect(timebase.segment(forTick: 399).segment.time(atTick: 399, ticksPerSecond: 1_000) == Self.ms(399))
+        #expect(timebase.segment(forTick: 400).segment.time(atTick: 400, ticksPerSecond: 1_000) == Self.ms(9_000))
+        timebase.releaseRenderClaim(downTo: 400)
+    }
+}
