@@ -180,6 +180,9 @@ public final class QueuePlayer: @unchecked Sendable {
             return !state.hasCompleted
         }
         guard isFirst else { return }
+        for token in state.withLock({ state in defer { state.observerTokens.removeAll() }; return state.observerTokens }) {
+            synchronizer.removeTimeObserver(token)
+        }
         synchronizer.setRate(0, time: .invalid)
         report(.finished(time: time))
         finished.signal()

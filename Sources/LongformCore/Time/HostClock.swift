@@ -18,9 +18,6 @@ public enum HostClock {
         MediaTime(value: Int64(nanoseconds), timescale: 1_000_000_000)
     }
 
-    /// The current host time as a media time.
-    public static func currentTime() -> MediaTime { time(nanoseconds: now()) }
-
     /// Nanoseconds of a numeric media time on the host clock (clamped at zero).
     public static func nanoseconds(of time: MediaTime) -> UInt64 {
         let converted = time.convertScale(1_000_000_000, method: .roundHalfAwayFromZero)

@@ -23,7 +23,6 @@ struct StreamConverter {
     private struct Run {
         var resampler: Resampler
         var inputRate: Int
-        var inputChannels: Int
         var startTime: MediaTime
         var startFrame: Int64
         var inputFrames: Int64 = 0
@@ -59,7 +58,8 @@ struct StreamConverter {
         }
         if run == nil {
             guard let resampler = Resampler(inputRate: buffer.format.sampleRate, outputRate: outputRate, channelCount: outputChannels) else { return chunks }
-            run = Run(resampler: resampler, inputRate: buffer.format.sampleRate, inputChannels: buffer.format.channelCount,
+            // Buffers are remixed to the route's channels first, so only the rate starts a new run.
+            run = Run(resampler: resampler, inputRate: buffer.format.sampleRate,
                       startTime: time, startFrame: routeFrame(of: time), nextInputTime: time, lastSourceTime: time)
         }
         guard var open = run else { return chunks }

@@ -64,7 +64,6 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         var flushObservers: [Int: (queue: DispatchQueue, handler: @Sendable (MediaTime) -> Void)] = [:]
         var nextObserverID = 1
         var underrunFrames: Int64 = 0
-        var isUnderrun = false
     }
 
     private let state: Mutex<State>
@@ -353,9 +352,6 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
                 if covered < span && !isFast {
                     becameReady = true // starved: ask again, whatever the last readiness change was
                     state.underrunFrames += Int64(span - covered)
-                    if !state.isUnderrun && state.status == .rendering { state.isUnderrun = true }
-                } else if covered == span {
-                    state.isUnderrun = false
                 }
                 state.renderedMediaFrame = mediaFrame + Int64(span)
                 state.renderedGeneration = generation

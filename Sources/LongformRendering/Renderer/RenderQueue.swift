@@ -43,9 +43,6 @@ struct RenderQueue {
         }
     }
 
-    /// Whether some queued audio covers media frame `frame` or lies after it.
-    func hasAudio(atOrAfter frame: Int64) -> Bool { (endFrame ?? .min) > frame }
-
     /// Copies media frames `start..<start+count` into `out` (silence where nothing is queued) and
     /// drops chunks that end before `start + count`. Returns the frames that came from the queue.
     @discardableResult
