@@ -69,8 +69,12 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     private let state: Mutex<State>
     /// Conversion runs outside `state`, so that the route's thread never waits for it.
     private let conversion: Mutex<(converter: StreamConverter, routeGeneration: Int)>
-    /// Wakes an as-fast-as-possible route waiting for audio.
+    /// Wakes an as-fast-as-possible route waiting for audio. The count changes with every wake-up,
+    /// so that one sent while the route was rendering is not lost: the route waits only while the
+    /// count is still the one it saw when it started its last render.
     private let renderable = NSCondition()
+    private var renderableCount: UInt64 = 0 // guarded by `renderable`
+    private var renderableCountAtRender: UInt64 = 0 // guarded by `renderable`
     private let logger = Logger(label: LogLabel.renderer)
     private let enqueueLogger = Logger(label: LogLabel.enqueue)
 
@@ -302,6 +306,9 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     // MARK: - RouteRenderSource
 
     public func render(into buffer: UnsafeMutableBufferPointer<Float>, frameCount: Int, atRouteFrame routeFrame: Int64) -> Int {
+        renderable.lock()
+        renderableCountAtRender = renderableCount
+        renderable.unlock()
         let (synchronizer, isFast, channels) = state.withLock { ($0.synchronizer, $0.route.pacing == .asFastAsPossible, $0.route.format.channelCount) }
         guard let synchronizer else {
             if isFast { return 0 }
@@ -383,8 +390,9 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     }
 
     public func waitForRenderableAudio(timeoutSeconds: Double) {
+        let deadline = Date(timeIntervalSinceNow: timeoutSeconds)
         renderable.lock()
-        _ = renderable.wait(until: Date(timeIntervalSinceNow: timeoutSeconds))
+        while renderableCount == renderableCountAtRender && renderable.wait(until: deadline) {}
         renderable.unlock()
     }
 
@@ -392,6 +400,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
 
     private func wakeRoute() {
         renderable.lock()
+        renderableCount &+= 1
         renderable.broadcast()
         renderable.unlock()
     }
