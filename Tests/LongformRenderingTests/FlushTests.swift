@@ -95,6 +95,26 @@ import Testing
         #expect(replayedBefore && replacement, "the audio after the seek is not what was enqueued for it")
     }
 
+    @Test func aFlushInsideAResampledStreamLeavesNoGapAtTheSplice() async throws {
+        let (renderer, synchronizer, route) = try H.fastRenderer("flush-resampled.wav")
+        // Half-second 48 kHz buffers, resampled to the route's 44.1 kHz by one continuous filter.
+        for k in 0..<5 { renderer.enqueue(H.constant(0.3, frames: 24_000, at: Double(k) * 0.5, rate: 48_000)) }
+        #expect(await renderer.flush(fromSourceTime: MediaTime(value: 1, timescale: 1)))
+        for k in 2..<4 { renderer.enqueue(H.constant(0.6, frames: 24_000, at: Double(k) * 0.5, rate: 48_000)) }
+        renderer.stopRequestingMediaData()
+        let done = H.pause(synchronizer, at: MediaTime(value: 2, timescale: 1))
+        synchronizer.setRate(1, time: .zero)
+        done.wait()
+        let left = H.left(try H.finish(renderer, synchronizer, route))
+        #expect(left.count == 88_200)
+        // Around the splice at 1 s the filter blends the two levels, but there is no silence.
+        let quietest = left[(44_100 - 400)..<(44_100 + 400)].map { abs($0) }.min() ?? 0
+        #expect(quietest > 0.2, "a gap at the splice: the level drops to \(quietest)")
+        let settledBefore = left[40_000..<43_000].allSatisfy { abs($0 - 0.3) < 1e-3 }
+        let settledAfter = left[46_000..<80_000].allSatisfy { abs($0 - 0.6) < 1e-3 }
+        #expect(settledBefore && settledAfter, "the levels either side of the splice are wrong")
+    }
+
     @Test func flushDiscardsEverythingAndEnqueueingGoesOn() async throws {
         let (renderer, synchronizer, route) = try H.fastRenderer("flush-all.wav")
         for k in 0..<4 { renderer.enqueue(H.constant(0.25, frames: 22_050, at: Double(k) * 0.5)) }

@@ -8,6 +8,9 @@ struct RenderChunk {
     var samples: [Float]
     /// The output presentation time of the buffer it came from (what `flush(fromSourceTime:)` compares).
     var sourceTime: MediaTime
+    /// Whether it came out of a resampler, whose output lags its input by the filter's delay: such
+    /// chunks straddle their buffers' boundaries, and a flush cuts them at the exact frame.
+    var isResampled = false
 
     var frameCount: Int
     var endFrame: Int64 { startFrame + Int64(frameCount) }
@@ -66,7 +69,7 @@ struct StreamConverter {
         let output = open.resampler.process(samples)
         let produced = output.count / outputChannels
         if produced > 0 {
-            chunks.append(RenderChunk(startFrame: open.startFrame + open.outputFrames, samples: output, sourceTime: time, frameCount: produced))
+            chunks.append(RenderChunk(startFrame: open.startFrame + open.outputFrames, samples: output, sourceTime: time, isResampled: true, frameCount: produced))
         }
         open.outputFrames += Int64(produced)
         open.inputFrames += Int64(frames)
@@ -90,7 +93,7 @@ struct StreamConverter {
         } else if tailFrames < missing {
             tail.append(contentsOf: [Float](repeating: 0, count: (Int(missing) - tailFrames) * outputChannels))
         }
-        return [RenderChunk(startFrame: open.startFrame + open.outputFrames, samples: tail, sourceTime: open.lastSourceTime, frameCount: Int(missing))]
+        return [RenderChunk(startFrame: open.startFrame + open.outputFrames, samples: tail, sourceTime: open.lastSourceTime, isResampled: true, frameCount: Int(missing))]
     }
 
     /// Drops the open run without its tail (after a flush).

@@ -217,7 +217,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
                 if let playhead, time < MediaTime(value: playhead, timescale: Int32(sampleRate)) { return false }
                 let tail = conversion.converter.finish()
                 state.queue.append(tail)
-                state.queue.removeChunks(fromSourceTime: time)
+                state.queue.removeChunks(fromSourceTime: time, routeFrame: time.convertScale(Int32(sampleRate), method: .roundHalfAwayFromZero).value)
                 return true
             }
         }

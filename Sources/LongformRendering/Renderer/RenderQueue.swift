@@ -33,14 +33,28 @@ struct RenderQueue {
         sampleCount = 0
     }
 
-    /// Drops the chunks whose source buffer's output time is at or after `time`.
-    mutating func removeChunks(fromSourceTime time: MediaTime) {
+    /// Drops the chunks whose source buffer's output time is at or after `time` (route frame
+    /// `frame`). Resampled chunks, which straddle their buffers, are cut at exactly `frame` instead.
+    mutating func removeChunks(fromSourceTime time: MediaTime, routeFrame frame: Int64) {
         compact()
-        chunks.removeAll { chunk in
-            let drop = chunk.sourceTime >= time
-            if drop { sampleCount -= chunk.samples.count }
-            return drop
+        var kept: [RenderChunk] = []
+        kept.reserveCapacity(chunks.count)
+        for var chunk in chunks {
+            let keepFrames: Int
+            if chunk.isResampled {
+                keepFrames = Int(min(max(frame - chunk.startFrame, 0), Int64(chunk.frameCount)))
+            } else {
+                keepFrames = chunk.sourceTime >= time ? 0 : chunk.frameCount
+            }
+            sampleCount -= (chunk.frameCount - keepFrames) * channelCount
+            guard keepFrames > 0 else { continue }
+            if keepFrames < chunk.frameCount {
+                chunk.samples.removeSubrange((keepFrames * channelCount)...)
+                chunk.frameCount = keepFrames
+            }
+            kept.append(chunk)
         }
+        chunks = kept
     }
 
     /// Copies media frames `start..<start+count` into `out` (silence where nothing is queued) and
