@@ -102,16 +102,11 @@ public struct TimeObserverSchedule: Sendable {
     /// The earliest timeline time at which an observer will be due, for a timeline now at `time`:
     /// the next boundary, or a periodic observer's next interval. Nil when nothing is registered.
     public func nextDueTime(after time: MediaTime) -> MediaTime? {
-        var next: MediaTime?
-        func consider(_ candidate: MediaTime) { if next.map({ candidate < $0 }) ?? true { next = candidate } }
-        for boundary in boundaries.values {
-            if boundary.isNew, boundary.times.contains(time) { consider(time) }
-            if let candidate = boundary.times.first(where: { $0 > time }) { consider(candidate) }
-        }
-        for periodic in periodics.values {
-            consider(periodic.lastFired.map { $0 + periodic.interval } ?? time)
-        }
-        return next
+        // A boundary added exactly at the playhead is due now; otherwise the next one after it.
+        let reachedNow = boundaries.values.contains { $0.isNew && $0.times.contains(time) }
+        let candidates = [reachedNow ? time : nil, nextBoundary(after: time)]
+            + periodics.values.map { periodic -> MediaTime? in periodic.lastFired.map { $0 + periodic.interval } ?? time }
+        return candidates.compactMap { $0 }.min()
     }
 
     /// The first boundary strictly after `time` (where an as-fast-as-possible route should pause to fire it).
