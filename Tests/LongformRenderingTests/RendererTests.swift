@@ -55,9 +55,7 @@ import Testing
     @Test func afterASeekBackTheLookAheadCountsFromTheNewPlayhead() throws {
         let (renderer, synchronizer, _) = try H.fastRenderer("lookahead-seek.wav", lookAhead: 2)
         for second in 0..<6 { renderer.enqueue(H.constant(0.1, frames: 44_100, at: Double(second))) }
-        let paused = H.pause(synchronizer, at: MediaTime(value: 5, timescale: 1))
-        synchronizer.setRate(1, time: .zero)
-        paused.wait()
+        H.play(synchronizer, from: .zero, until: MediaTime(value: 5, timescale: 1))
         // Back to 1 s: the client flushes and enqueues from there; 2 s ahead is enough again.
         synchronizer.setRate(0, time: MediaTime(value: 1, timescale: 1))
         renderer.flush()
@@ -90,9 +88,7 @@ import Testing
         renderer.enqueue(SampleBuffer(pcmFormat: AudioFormat(sampleRate: 22_050, channelCount: 6, sampleFormat: .float64), planes: [H.bytes(surround)],
                                       frameCount: 11_025, presentationTime: MediaTime(value: 5, timescale: 2)))
         renderer.stopRequestingMediaData()
-        let done = H.pause(synchronizer, at: MediaTime(value: 3, timescale: 1))
-        synchronizer.setRate(1, time: .zero)
-        done.wait()
+        H.play(synchronizer, from: .zero, until: MediaTime(value: 3, timescale: 1))
         let wav = try H.finish(renderer, synchronizer, route)
         #expect(wav.frameCount == 132_300)
         let samples = wav.samples
@@ -112,13 +108,9 @@ import Testing
         let (renderer, synchronizer, route) = try H.fastRenderer("volume.wav")
         renderer.volume = 0.5
         renderer.enqueue(H.constant(0.5, frames: 44_100, at: 0))
-        let done = H.pause(synchronizer, at: MediaTime(value: 1, timescale: 2))
-        synchronizer.setRate(1, time: .zero)
-        done.wait()
+        H.play(synchronizer, from: .zero, until: MediaTime(value: 1, timescale: 2))
         renderer.isMuted = true
-        let end = H.pause(synchronizer, at: MediaTime(value: 1, timescale: 1))
-        synchronizer.setRate(1, time: .invalid)
-        end.wait()
+        H.play(synchronizer, from: .invalid, until: MediaTime(value: 1, timescale: 1))
         let left = H.left(try H.finish(renderer, synchronizer, route))
         do { let holds = left[0..<22_050].allSatisfy { $0 == 0.25 }; #expect(holds) }
         do { let holds = left[22_050...].allSatisfy { $0 == 0 }; #expect(holds) }

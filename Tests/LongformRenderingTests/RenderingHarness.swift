@@ -56,6 +56,14 @@ enum RenderingHarness {
         return reached
     }
 
+    /// Plays from `time` (`.invalid`: from where the timeline is) until the timeline reaches `end`,
+    /// where the rate goes to 0; returns then.
+    static func play(_ synchronizer: RenderSynchronizer, from time: MediaTime, until end: MediaTime) {
+        let reached = pause(synchronizer, at: end)
+        synchronizer.setRate(1, time: time)
+        reached.wait()
+    }
+
     /// Stops the route (completing the file) and reads it back.
     static func finish(_ renderer: AudioRenderer, _ synchronizer: RenderSynchronizer, _ route: WAVFileRoute) throws -> WAVFileReader {
         synchronizer.removeRenderer(renderer, at: .invalid)
