@@ -24,7 +24,7 @@ import Testing
     @Test func flushRemovesExactlyTheBuffersAtAndAfterTheTime() async throws {
         let (renderer, synchronizer, route) = try Self.tenBuffers("flush-exact.wav")
         // 2.25 s falls inside buffer 4 (2.0–2.5 s): buffer 4 stays whole, 5…9 go.
-        #expect(await renderer.flush(fromSourceTime: H.time(2.25)))
+        #expect(renderer.flush(fromSourceTime: H.time(2.25)))
         renderer.enqueue(H.constant(0.5, frames: 22_050, at: 2.5))
         renderer.enqueue(H.constant(0.5, frames: 22_050, at: 3.0))
         H.play(synchronizer, from: .zero, until: H.time(3.5))
@@ -40,8 +40,8 @@ import Testing
         let (renderer, synchronizer, route) = try Self.tenBuffers("flush-refused.wav")
         H.play(synchronizer, from: .zero, until: H.time(2.0))
         #expect(synchronizer.currentTime() == H.time(2.0))
-        #expect(await renderer.flush(fromSourceTime: H.time(1.5)) == false)
-        #expect(await renderer.flush(fromSourceTime: H.time(1.99)) == false)
+        #expect(renderer.flush(fromSourceTime: H.time(1.5)) == false)
+        #expect(renderer.flush(fromSourceTime: H.time(1.99)) == false)
         H.play(synchronizer, from: .invalid, until: H.time(5.0))
         let left = H.left(try H.finish(renderer, synchronizer, route))
         #expect(left.count == 220_500)
@@ -53,7 +53,7 @@ import Testing
     @Test func aFlushAtThePlayheadOfTheWAVRouteSucceeds() async throws {
         let (renderer, synchronizer, route) = try Self.tenBuffers("flush-at-playhead.wav")
         H.play(synchronizer, from: .zero, until: H.time(2.0))
-        #expect(await renderer.flush(fromSourceTime: H.time(2.0)))
+        #expect(renderer.flush(fromSourceTime: H.time(2.0)))
         renderer.enqueue(H.constant(0.9, frames: 22_050, at: 2.0))
         H.play(synchronizer, from: .invalid, until: H.time(2.5))
         let left = H.left(try H.finish(renderer, synchronizer, route))
@@ -65,11 +65,11 @@ import Testing
     @Test func afterASeekBackTheFlushLimitIsTheNewPlayhead() async throws {
         let (renderer, synchronizer, route) = try Self.tenBuffers("flush-after-seek.wav")
         H.play(synchronizer, from: .zero, until: H.time(4.0))
-        #expect(await renderer.flush(fromSourceTime: H.time(3.0)) == false, "3 s was already played")
+        #expect(renderer.flush(fromSourceTime: H.time(3.0)) == false, "3 s was already played")
         // Seek back to 1 s: 3 s lies ahead of the playhead again.
         synchronizer.setRate(0, time: H.time(1.0))
-        #expect(await renderer.flush(fromSourceTime: H.time(3.0)), "a flush ahead of the new playhead was refused")
-        #expect(await renderer.flush(fromSourceTime: H.time(0.5)) == false, "a flush behind the new playhead was accepted")
+        #expect(renderer.flush(fromSourceTime: H.time(3.0)), "a flush ahead of the new playhead was refused")
+        #expect(renderer.flush(fromSourceTime: H.time(0.5)) == false, "a flush behind the new playhead was accepted")
         // Played audio has left the queue: after a seek back the client enqueues again.
         renderer.enqueue(H.constant(0.7, frames: 88_200, at: 1.0))
         renderer.enqueue(H.constant(0.9, frames: 22_050, at: 3.0))
@@ -85,7 +85,7 @@ import Testing
         let (renderer, synchronizer, route) = try H.fastRenderer("flush-resampled.wav")
         // Half-second 48 kHz buffers, resampled to the route's 44.1 kHz by one continuous filter.
         for k in 0..<5 { renderer.enqueue(H.constant(0.3, frames: 24_000, at: Double(k) * 0.5, rate: 48_000)) }
-        #expect(await renderer.flush(fromSourceTime: MediaTime(value: 1, timescale: 1)))
+        #expect(renderer.flush(fromSourceTime: MediaTime(value: 1, timescale: 1)))
         for k in 2..<4 { renderer.enqueue(H.constant(0.6, frames: 24_000, at: Double(k) * 0.5, rate: 48_000)) }
         renderer.stopRequestingMediaData()
         H.play(synchronizer, from: .zero, until: MediaTime(value: 2, timescale: 1))

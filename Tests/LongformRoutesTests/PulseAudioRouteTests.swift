@@ -57,12 +57,7 @@ import Testing
         let recordedBeforePlaying = Self.size(of: recording)
         let started = Date()
         let renderer = AudioRenderer(route: PulseAudioRoute(sink: PulseAudioServer.sinkName))
-        let synchronizer = RenderSynchronizer()
-        try synchronizer.addRenderer(renderer)
-        let player = QueuePlayer(items: [flac], renderer: renderer, synchronizer: synchronizer)
-        player.play()
-        player.waitUntilFinished()
-        synchronizer.removeRenderer(renderer, at: .invalid)
+        _ = try PlaylistRun.run([PlaylistItem(location: flac)], renderer: renderer, synchronizer: RenderSynchronizer())
         let elapsed = Date().timeIntervalSince(started)
         // parec's capture runs behind real time by its own start-up: stop it once the file covers
         // the whole time the item played, and a little more.

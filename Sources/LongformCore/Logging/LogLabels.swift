@@ -12,6 +12,10 @@ public enum LogLabel {
     public static let synchronizer = "longform.synchronizer"
     /// Routes opening, underruns and latency.
     public static let route = "longform.route"
+    /// The player's transport and playlist edits.
+    public static let player = "longform.player"
+    /// The serializer's enqueueing, flushes and item changes.
+    public static let serializer = "longform.player.serializer"
     /// The command line.
     public static let command = "longform.command"
 }

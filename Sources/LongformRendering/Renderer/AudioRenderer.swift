@@ -198,35 +198,56 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// Discards the buffers whose output time is at or after `time`, keeping those before it.
     /// Refused (`false`, nothing changed) when `time` is earlier than audio already handed to the route.
     public func flush(fromSourceTime time: MediaTime, completion: @escaping @Sendable (Bool) -> Void) {
-        let result = flushSynchronously(fromSourceTime: time)
+        let result = flush(fromSourceTime: time)
         DispatchQueue.global().async { completion(result) }
     }
 
-    /// `flush(fromSourceTime:completion:)` for async callers.
-    public func flush(fromSourceTime time: MediaTime) async -> Bool {
-        flushSynchronously(fromSourceTime: time)
+    /// `flush(fromSourceTime:completion:)`, answered at once: `false` (nothing changed) when
+    /// `time` is earlier than audio already handed to the route.
+    @discardableResult
+    public func flush(fromSourceTime time: MediaTime) -> Bool {
+        guard time.isNumeric else { return false }
+        return cut(from: time, orPlayheadIfLater: false) != nil
     }
 
-    private func flushSynchronously(fromSourceTime time: MediaTime) -> Bool {
-        guard time.isNumeric else { return false }
+    /// Discards the buffers at and after `time`, or, when audio from `time` on was already handed
+    /// to the route, everything after what was handed over. Returns the time it cut at: `time`,
+    /// or the playhead. Never refused, so that an edit near the playhead still takes effect.
+    @discardableResult
+    public func flushFromPlayhead(notBefore time: MediaTime) -> MediaTime {
+        cut(from: time.isNumeric ? time : .zero, orPlayheadIfLater: true) ?? time
+    }
+
+    /// The media time of the first frame not yet handed to the route: the earliest time
+    /// `flush(fromSourceTime:)` accepts. Nil before the renderer is added to a synchronizer.
+    public var playheadTime: MediaTime? {
+        state.withLock { state in
+            Self.playheadFrame(state).map { MediaTime(value: $0, timescale: Int32(state.route.format.sampleRate)) }
+        }
+    }
+
+    private func cut(from requested: MediaTime, orPlayheadIfLater: Bool) -> MediaTime? {
         // Hold the conversion lock throughout, so that a concurrent enqueue cannot slip past the cut.
-        let accepted = conversion.withLock { conversion -> Bool in
-            state.withLock { state in
-                let sampleRate = state.route.format.sampleRate
-                let playhead = Self.playheadFrame(state)
-                if let playhead, time < MediaTime(value: playhead, timescale: Int32(sampleRate)) { return false }
+        let cutTime = conversion.withLock { conversion -> MediaTime? in
+            state.withLock { state -> MediaTime? in
+                let sampleRate = Int32(state.route.format.sampleRate)
+                var time = requested
+                if let playhead = Self.playheadFrame(state).map({ MediaTime(value: $0, timescale: sampleRate) }), time < playhead {
+                    guard orPlayheadIfLater else { return nil }
+                    time = playhead
+                }
                 let tail = conversion.converter.finish()
                 state.queue.append(tail)
-                state.queue.removeChunks(fromSourceTime: time, routeFrame: time.convertScale(Int32(sampleRate), method: .roundHalfAwayFromZero).value)
-                return true
+                state.queue.removeChunks(fromSourceTime: time, routeFrame: time.convertScale(sampleRate, method: .roundHalfAwayFromZero).value)
+                return time
             }
         }
-        logger.debug("flush from \(time.seconds) s \(accepted ? "done" : "refused: at or behind the playhead")")
-        if accepted {
+        logger.debug("flush from \(requested.seconds) s \(cutTime.map { "done at \($0.seconds) s" } ?? "refused: at or behind the playhead")")
+        if cutTime != nil {
             wakeRoute()
             scheduleRequestIfReady()
         }
-        return accepted
+        return cutTime
     }
 
     /// Calls `handler` on `queue` with the time of the first discarded sample whenever the renderer
@@ -249,26 +270,34 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
 
     /// Moves playback to another route. Everything enqueued is flushed and announced through
     /// `observeFlushedAutomatically` with the media time heard at the switch; the timeline goes on
-    /// at the same time and rate on the new route's clock.
+    /// at the same time and rate on the new route's clock. Setting the route it already plays to
+    /// is what a reconfiguration under the route looks like (a device moved or changed): the route
+    /// keeps running and keeps what it was handed, and the renderer is flushed from the playhead.
     public func setRoute(_ newRoute: any AudioRoute) throws(RouteError) {
         let (oldRoute, synchronizer) = state.withLock { ($0.route, $0.synchronizer) }
-        oldRoute.stop(waiting: true)
-        let flushTime = synchronizer?.timebase.currentTime() ?? .zero
-        conversion.withLock { conversion in
-            conversion.converter = StreamConverter(outputRate: newRoute.format.sampleRate, outputChannels: newRoute.format.channelCount)
-            conversion.routeGeneration += 1
-            state.withLock { state in
-                state.route = newRoute
-                state.queue = RenderQueue(channelCount: newRoute.format.channelCount)
-                state.routeGeneration = conversion.routeGeneration
-                state.renderedMediaFrame = nil
-                state.lookAhead = newRoute.preferredLookAhead
+        let flushTime: MediaTime
+        if oldRoute === newRoute {
+            flushTime = flushFromPlayhead(notBefore: .zero)
+            logger.info("route \(newRoute.name) reconfigured; flushed from \(flushTime.seconds) s")
+        } else {
+            oldRoute.stop(waiting: true)
+            flushTime = synchronizer?.timebase.currentTime() ?? .zero
+            conversion.withLock { conversion in
+                conversion.converter = StreamConverter(outputRate: newRoute.format.sampleRate, outputChannels: newRoute.format.channelCount)
+                conversion.routeGeneration += 1
+                state.withLock { state in
+                    state.route = newRoute
+                    state.queue = RenderQueue(channelCount: newRoute.format.channelCount)
+                    state.routeGeneration = conversion.routeGeneration
+                    state.renderedMediaFrame = nil
+                    state.lookAhead = newRoute.preferredLookAhead
+                }
             }
-        }
-        logger.info("route changed from \(oldRoute.name) to \(newRoute.name); flushed from \(flushTime.seconds) s")
-        if let synchronizer {
-            synchronizer.timebase.switchClock(to: RouteTimebaseClock(newRoute.clock))
-            try newRoute.start(pullingFrom: self)
+            logger.info("route changed from \(oldRoute.name) to \(newRoute.name); flushed from \(flushTime.seconds) s")
+            if let synchronizer {
+                synchronizer.timebase.switchClock(to: RouteTimebaseClock(newRoute.clock))
+                try newRoute.start(pullingFrom: self)
+            }
         }
         let observers = state.withLock { Array($0.flushObservers.values) }
         for observer in observers { observer.queue.async { observer.handler(flushTime) } }
@@ -382,6 +411,11 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         }
         if becameReady { scheduleRequestIfReady() }
         return produced
+    }
+
+    public var isTimelineStopped: Bool {
+        guard let synchronizer = state.withLock({ $0.synchronizer }) else { return true }
+        return synchronizer.timebase.rate == 0
     }
 
     public func routeDidAdvance(toFrame frame: Int64) {

@@ -37,6 +37,9 @@ public protocol RouteRenderSource: AnyObject, Sendable {
     func render(into buffer: UnsafeMutableBufferPointer<Float>, frameCount: Int, atRouteFrame routeFrame: Int64) -> Int
     /// Called by an as-fast-as-possible route after it has written frames; fires time observers in order.
     func routeDidAdvance(toFrame frame: Int64)
+    /// Whether the timeline stands still (rate 0, or no synchronizer): an as-fast-as-possible route
+    /// that has an action scheduled at a later frame writes silence up to it instead of waiting.
+    var isTimelineStopped: Bool { get }
     /// Blocks an as-fast-as-possible route until there may be audio to render, or `timeoutSeconds` pass.
     func waitForRenderableAudio(timeoutSeconds: Double)
 }
@@ -56,4 +59,14 @@ public struct RouteError: Error, CustomStringConvertible, Sendable {
 
     /// `"pulse: Connection refused"`.
     public var description: String { "\(route): \(reason)" }
+}
+
+/// A route that can run an action at an exact output frame: the as-fast-as-possible WAV route,
+/// on which scripted edits take effect at the frame they name.
+public protocol FrameActionRoute: AudioRoute {
+    /// Runs `action` on the route's thread when the output reaches `frame`, before any later frame
+    /// is rendered; actions at one frame run in the order they were added.
+    func perform(atFrame frame: Int64, _ action: @escaping @Sendable () -> Void)
+    /// Forgets the actions not yet run.
+    func removeAllActions()
 }

@@ -65,6 +65,14 @@ public final class Timebase: Sendable {
         }
     }
 
+    /// Whether the last change is heard already: until then `currentTime()` still follows what
+    /// the route plays from before it (a seek is not heard before the audio queued ahead of it).
+    public var isLatestChangeHeard: Bool {
+        state.withLock { state in
+            Self.governingIndex(in: state.segments, tick: state.clock.currentTick()) == state.segments.count - 1
+        }
+    }
+
     /// The media time at host time `hostTime` nanoseconds, by the current anchors.
     public func time(atHostTime hostTime: UInt64) -> MediaTime {
         state.withLock { state in

@@ -8,4 +8,6 @@ final class LockedValue<Value: Sendable>: Sendable {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }
     }
+    /// Reads and changes the value in one step.
+    func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result { storage.withLock { body(&$0) } }
 }

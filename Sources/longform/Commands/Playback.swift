@@ -4,36 +4,35 @@ import LongformPlayer
 import LongformRendering
 import LongformSources
 
-/// The one path by which the commands play items: a renderer on the route, a synchronizer, a queue player.
+/// The one path by which `render` and `play` run a playlist: a renderer on the route, a
+/// synchronizer and a `PlaylistRun`, with progress and failures reported on the terminal.
 enum Playback {
     struct Outcome {
         var frames: Int64
         var failures: [SourceError]
+        var refusedEdits: [String]
     }
 
-    /// Plays `items` to `route` until the last has been heard; reports failures on standard error.
-    static func run(items: [String], route: any AudioRoute, lookAhead: Double?, announce: Bool) throws -> Outcome {
+    /// Plays `items` to `route` until the playlist ends; reports failures on standard error.
+    /// A `script` needs a `FrameActionRoute` (the as-fast-as-possible WAV route).
+    static func run(items: [String], route: any AudioRoute, lookAhead: Double?, announce: Bool, script: EditScript? = nil) throws -> Outcome {
         let renderer = AudioRenderer(route: route)
         if let lookAhead { renderer.lookAheadDuration = lookAhead }
-        let synchronizer = RenderSynchronizer()
-        try synchronizer.addRenderer(renderer)
-        let player = QueuePlayer(items: items, renderer: renderer, synchronizer: synchronizer) { event in
+        let outcome = try PlaylistRun.run(items.map { PlaylistItem(location: $0) }, renderer: renderer, synchronizer: RenderSynchronizer(),
+                                          script: script) { event, player in
             switch event {
-            case .itemStarted(let index, let location, let metadata, _):
-                guard announce else { return }
-                let title = metadata.title ?? URL(fileURLWithPath: location).lastPathComponent
-                let artist = metadata.artist.map { " — \($0)" } ?? ""
-                let duration = metadata.duration.isNumeric ? String(format: " [%d:%02d]", Int(metadata.duration.seconds) / 60, Int(metadata.duration.seconds) % 60) : ""
-                print("▶ \(index + 1)/\(items.count) \(title)\(artist)\(duration)")
-            case .itemFailed(let index, let error):
+            case .currentItemChanged(let index?, _):
+                guard announce, let item = player.currentEntry?.item else { return }
+                let artist = item.artist.map { " — \($0)" } ?? ""
+                let duration = item.duration.map { String(format: " [%d:%02d]", Int($0.seconds) / 60, Int($0.seconds) % 60) } ?? ""
+                print("▶ \(index + 1)/\(player.entries.count) \(item.displayTitle)\(artist)\(duration)")
+            case .itemFailed(let index, _, let error):
                 FileHandle.standardError.write(Data("longform: item \(index + 1) skipped: \(error)\n".utf8))
-            case .finished:
+            default:
                 break
             }
         }
-        player.play()
-        player.waitUntilFinished()
-        synchronizer.removeRenderer(renderer, at: .invalid)
-        return Outcome(frames: route.clock.framesRendered, failures: player.failures)
+        for refusal in outcome.refusedEdits { FileHandle.standardError.write(Data("longform: \(refusal)\n".utf8)) }
+        return Outcome(frames: route.clock.framesRendered, failures: outcome.failures, refusedEdits: outcome.refusedEdits)
     }
 }

@@ -12,7 +12,7 @@ struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
         abstract: "Render items back to back, gapless, to a WAV file as fast as possible.",
-        discussion: "Items are files or http(s) URLs. An item that cannot be played is reported and skipped; the others are written back to back. Exits with status 1 when an item failed."
+        discussion: "Items are files or http(s) URLs, played as a playlist by the same player as `longform play`. An item that cannot be played is reported and skipped; the others are written back to back. With --script, the playlist is edited while it renders, each edit at an exact output frame. Exits with status 1 when an item failed or an edit was refused."
     )
 
     @Option(name: .shortAndLong, help: "The WAV file to write.")
@@ -29,6 +29,9 @@ struct RenderCommand: ParsableCommand {
 
     @Option(name: .long, help: "Seconds of audio the renderer keeps enqueued ahead of the playhead.")
     var lookahead: Double = 10
+
+    @Option(name: .long, help: "A JSON file of playlist edits, each applied when the output reaches its time (see docs/edit-scripts.md).")
+    var script: String?
 
     @OptionGroup var logging: LoggingOptions
 
@@ -47,10 +50,13 @@ struct RenderCommand: ParsableCommand {
         logging.bootstrap()
         let route = WAVFileRoute(path: output, sampleRate: sampleRate, channelCount: channels,
                                  sampleFormat: OutputSampleFormat(rawValue: sampleFormat)!, pacing: .asFastAsPossible, lookAhead: lookahead)
-        let outcome = try Playback.run(items: items, route: route, lookAhead: lookahead, announce: false)
+        let edits = try script.map { path in
+            do throws(EditScript.ReadError) { return try EditScript(contentsOfFile: path) } catch { throw ValidationError(error.description) }
+        }
+        let outcome = try Playback.run(items: items, route: route, lookAhead: lookahead, announce: false, script: edits)
         if let error = route.error { throw ValidationError("\(output): \(error)") }
         let seconds = Double(outcome.frames) / Double(sampleRate)
-        print("wrote \(output): \(outcome.frames) frames (\(String(format: "%.3f", seconds)) s) from \(items.count - outcome.failures.count) of \(items.count) items")
-        if !outcome.failures.isEmpty { throw ExitCode(1) }
+        print("wrote \(output): \(outcome.frames) frames (\(String(format: "%.3f", seconds)) s)\(outcome.failures.isEmpty ? "" : ", \(outcome.failures.count) item(s) skipped")")
+        if !outcome.failures.isEmpty || !outcome.refusedEdits.isEmpty { throw ExitCode(1) }
     }
 }

@@ -1,0 +1,86 @@
+import Foundation
+import LongformCore
+import LongformRendering
+import LongformSources
+
+/// One playlist entry as the serializer plays it: a unique id (so that the same URL twice is two
+/// items), the part of the item to play, how far it has been enqueued, and a source that is opened
+/// when the first buffer is asked for and released once the item is fully enqueued.
+/// Used only on the player's queue.
+final class SampleBufferItem: @unchecked Sendable {
+    /// New for every entry, also for the same URL twice.
+    let uniqueID: UUID
+    /// What the user put in the playlist, completed from the file's tags once opened.
+    private(set) var playlistItem: PlaylistItem
+    /// Why the item could not be played, if it failed the last time it was opened.
+    private(set) var failure: SourceError?
+    /// Item time of the first frame to play. Setting it starts enqueueing over from there.
+    var startOffset: MediaTime = .zero {
+        didSet { endOffset = startOffset }
+    }
+    /// Item time just past the last frame enqueued.
+    private(set) var endOffset: MediaTime = .zero
+    /// Whether a buffer has been asked for since the item was placed.
+    private(set) var isEnqueued = false
+    /// Whether everything from `startOffset` to the end has been enqueued (or the item failed).
+    private(set) var isFullyEnqueued = false
+    /// The timeline time of the item's zero while it is placed on the timeline.
+    var timelineBase: MediaTime?
+    /// The observer at the item's end on the timeline.
+    var boundaryObserver: RenderSynchronizer.TimeObserverToken?
+    private var source: AudioFileSource?
+
+    /// A fresh entry for `playlistItem`.
+    init(_ playlistItem: PlaylistItem) {
+        self.uniqueID = UUID()
+        self.playlistItem = playlistItem
+    }
+
+    /// Timeline time of the first frame to play, once placed.
+    var timelineStart: MediaTime? { timelineBase.map { $0 + startOffset } }
+    /// Timeline time just past what is enqueued, once placed.
+    var timelineEnd: MediaTime? { timelineBase.map { $0 + endOffset } }
+
+    /// The next buffer of the item, with item-relative times, or nil at its end. Opens the
+    /// source on the first call (reporting its tags through `opened`) and seeks to `startOffset`.
+    /// A failure ends the item: it is recorded, thrown once, and the item yields nothing more.
+    func nextSampleBuffer(opened: (AudioMetadata) -> Void) throws(SourceError) -> SampleBuffer? {
+        guard !isFullyEnqueued else { return nil }
+        isEnqueued = true
+        do throws(SourceError) {
+            if source == nil {
+                let opening = try AudioFileSource(location: playlistItem.location)
+                playlistItem.adopt(opening.metadata)
+                failure = nil
+                opened(opening.metadata)
+                if startOffset > .zero { try opening.seek(to: startOffset) }
+                source = opening
+            }
+            guard let buffer = try source?.nextSampleBuffer() else {
+                finishEnqueueing()
+                return nil
+            }
+            endOffset = buffer.presentationTime + buffer.trimDurationAtStart + buffer.outputDuration
+            return buffer
+        } catch {
+            failure = error
+            finishEnqueueing()
+            throw error
+        }
+    }
+
+    /// Marks the item complete and releases its source.
+    func finishEnqueueing() {
+        isFullyEnqueued = true
+        source = nil
+    }
+
+    /// Takes the item off the timeline: it will be enqueued again from its start offset.
+    func flushSource() {
+        source = nil
+        isEnqueued = false
+        isFullyEnqueued = false
+        timelineBase = nil
+        endOffset = startOffset
+    }
+}

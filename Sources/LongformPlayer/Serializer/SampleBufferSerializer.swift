@@ -1,0 +1,289 @@
+import Dispatch
+import Logging
+import LongformCore
+import LongformRendering
+import LongformSources
+
+/// The enqueueing logic of the player, after the sample's SampleBufferSerializer: it owns the
+/// renderer and synchronizer, places items back to back on the timeline, enqueues across item
+/// boundaries as far ahead as the route's look-ahead, and follows the playhead from item to item
+/// with a boundary observer at each item's end.
+///
+/// An edit takes one of two paths. `continuePlayback(with:)` keeps the items that did not change
+/// and the audio already enqueued for them, and flushes only from the first changed item (never
+/// behind the playhead: when the route has already been handed audio past that point, the cut
+/// moves to the playhead and the new items start there). `restart(with:atOffset:rate:)` flushes
+/// everything and starts over.
+///
+/// Everything here runs on `queue`; the player calls in from there and gets its events there.
+final class SampleBufferSerializer: @unchecked Sendable {
+    /// What the serializer tells the player.
+    enum Event {
+        /// The item heard now changed; nil when the playlist has played to its end.
+        case currentItemChanged(SampleBufferItem?)
+        /// An item could not be opened or decoded and was skipped.
+        case itemFailed(SampleBufferItem, SourceError)
+        /// An item was opened and its tags read.
+        case itemOpened(SampleBufferItem)
+        /// The periodic offset of the current item.
+        case offsetChanged(MediaTime)
+    }
+
+    /// How often the current item's offset is reported.
+    static let offsetInterval = MediaTime(value: 1, timescale: 10)
+    /// The most audio one call of the request block enqueues, so that an edit never waits long
+    /// behind it, in seconds.
+    static let enqueueSlice = 2.0
+
+    let queue: DispatchQueue
+    let renderer: AudioRenderer
+    let synchronizer: RenderSynchronizer
+    /// Receives the events, on `queue`.
+    var eventHandler: (Event) -> Void = { _ in }
+
+    /// The current item first, then the items after it; finished items leave from the front.
+    private(set) var items: [SampleBufferItem] = []
+    /// The item giving buffers now (`items.count` when everything is enqueued).
+    private var enqueuingIndex = 0
+    /// Where the next item's zero goes on the timeline: the end of the last fully enqueued item.
+    private var nextItemBase: MediaTime = .zero
+    /// The rate wanted: 0 paused, 1 playing.
+    private(set) var rate: Double = 0
+    private var periodicObserver: RenderSynchronizer.TimeObserverToken?
+    private var flushObserver: AudioRenderer.ObservationToken?
+    private let logger = Logger(label: LogLabel.serializer)
+
+    /// A serializer that plays through `renderer`, which must already be added to `synchronizer`.
+    init(renderer: AudioRenderer, synchronizer: RenderSynchronizer, queue: DispatchQueue) {
+        self.renderer = renderer
+        self.synchronizer = synchronizer
+        self.queue = queue
+        periodicObserver = synchronizer.addPeriodicTimeObserver(forInterval: Self.offsetInterval, queue: queue) { [weak self] time in
+            self?.periodicTick(at: time)
+        }
+        flushObserver = renderer.observeFlushedAutomatically(on: queue) { [weak self] time in
+            self?.resume(afterAutomaticFlushAt: time)
+        }
+    }
+
+    /// Ends playback and removes the observers.
+    func invalidate() {
+        stopEnqueuing()
+        if let periodicObserver { synchronizer.removeTimeObserver(periodicObserver) }
+        if let flushObserver { renderer.removeObserver(flushObserver) }
+        periodicObserver = nil
+        flushObserver = nil
+    }
+
+    /// The item heard now.
+    var currentItem: SampleBufferItem? { items.first }
+
+    /// How far into the current item the playhead is.
+    var currentOffset: MediaTime? {
+        guard let item = items.first, let base = item.timelineBase else { return items.first?.startOffset }
+        let offset = synchronizer.currentTime() - base
+        return offset < item.startOffset ? item.startOffset : offset
+    }
+
+    // MARK: - The two paths
+
+    /// Flushes everything and plays `newItems` from `offset` into the first, at `rate`.
+    /// `timelineTime` is where the first frame goes on the timeline (the offset itself unless the
+    /// timeline must go on, as after a route change).
+    func restart(with newItems: [SampleBufferItem], atOffset offset: MediaTime, rate: Double, timelineTime: MediaTime? = nil) {
+        let previous = items.first
+        stopEnqueuing()
+        items = newItems
+        for item in items {
+            item.startOffset = .zero
+            item.flushSource()
+        }
+        items.first?.startOffset = offset
+        enqueuingIndex = 0
+        let startTime = timelineTime ?? offset
+        nextItemBase = startTime - offset
+        self.rate = rate
+        logger.info("restart: \(newItems.count) item(s) from \(offset.seconds) s of \(newItems.first?.playlistItem.displayTitle ?? "nothing"), rate \(rate)")
+        // Enough for a smooth start goes in before the rate is set, so that the start is not delayed.
+        provideMediaData(seconds: AudioRenderer.prerollDuration, whetherReady: true)
+        reconcile(at: startTime, announcing: previous)
+        if enqueuingIndex < items.count { startRequesting() }
+        if !items.isEmpty { synchronizer.setRate(rate, time: startTime) }
+    }
+
+    /// Plays on with `newItems`, whose first item is the current one: the items that match the
+    /// present ones from the front keep their enqueued audio, and the renderer is flushed from the
+    /// start of the first one that changed. If the current item itself changed, restarts.
+    func continuePlayback(with newItems: [SampleBufferItem]) {
+        var matching = 0
+        while matching < min(items.count, newItems.count), items[matching] === newItems[matching], items[matching].isEnqueued {
+            matching += 1
+        }
+        guard matching > 0 else {
+            restart(with: newItems, atOffset: .zero, rate: rate)
+            return
+        }
+        let last = items[matching - 1]
+        if last.isFullyEnqueued, let split = last.timelineEnd {
+            // Everything from the first changed item on goes; if the route already has audio past
+            // that point, the cut moves to the playhead and the changed items start there.
+            let cut = renderer.flushFromPlayhead(notBefore: split)
+            if cut > split {
+                logger.info("partial flush at \(split.seconds) s was too close to the playhead: cut at \(cut.seconds) s instead")
+            } else {
+                logger.info("partial flush from \(split.seconds) s, keeping \(matching) item(s)")
+            }
+            nextItemBase = cut
+            enqueuingIndex = matching
+        } else {
+            // The last matching item is still being enqueued: nothing after it is in the renderer.
+            logger.info("continue: item \(matching) still enqueueing, the items after it change")
+            enqueuingIndex = matching - 1
+        }
+        for item in items[matching...] where !newItems[matching...].contains(where: { $0 === item }) {
+            takeOffTimeline(item)
+        }
+        for item in newItems[matching...] {
+            takeOffTimeline(item)
+            item.startOffset = .zero
+        }
+        items = Array(items[..<matching]) + newItems[matching...]
+        if enqueuingIndex < items.count {
+            startRequesting()
+        } else {
+            finishEnqueueing()
+        }
+    }
+
+    /// Sets the rate (0 pauses, 1 plays) from where the timeline is.
+    func setRate(_ newRate: Double) {
+        rate = newRate
+        guard !items.isEmpty else { return }
+        synchronizer.setRate(newRate, time: .invalid)
+    }
+
+    /// Stops and forgets every item.
+    func stop() {
+        stopEnqueuing()
+        items = []
+        enqueuingIndex = 0
+        rate = 0
+    }
+
+    /// Drops the items the playhead has passed, so that the current item is the one heard now,
+    /// also when a boundary observer has not run yet (it is queued behind this call) or was missed.
+    func reconcile() {
+        guard let time = playheadForReconciling() else { return }
+        reconcile(at: time, announcing: items.first)
+    }
+
+    // MARK: - Enqueueing
+
+    private func startRequesting() {
+        renderer.requestMediaDataWhenReady(on: queue) { [weak self] in
+            self?.provideMediaData(seconds: Self.enqueueSlice, whetherReady: false)
+        }
+    }
+
+    /// Enqueues up to `seconds` of audio while the renderer is ready (or regardless), across items.
+    private func provideMediaData(seconds: Double, whetherReady: Bool) {
+        var enqueued = 0.0
+        while enqueued < seconds && (whetherReady || renderer.isReadyForMoreMediaData) {
+            guard enqueuingIndex < items.count else {
+                finishEnqueueing()
+                return
+            }
+            let item = items[enqueuingIndex]
+            if item.timelineBase == nil { item.timelineBase = nextItemBase }
+            do {
+                guard var buffer = try item.nextSampleBuffer(opened: { _ in eventHandler(.itemOpened(item)) }) else {
+                    itemDidFinishEnqueueing(item)
+                    continue
+                }
+                buffer.outputPresentationTime = item.timelineBase! + buffer.presentationTime + buffer.trimDurationAtStart
+                renderer.enqueue(buffer)
+                enqueued += buffer.outputDuration.seconds
+            } catch {
+                logger.error("item failed, skipped: \(error)")
+                eventHandler(.itemFailed(item, error))
+                itemDidFinishEnqueueing(item)
+            }
+        }
+    }
+
+    private func itemDidFinishEnqueueing(_ item: SampleBufferItem) {
+        guard let end = item.timelineEnd else { return }
+        logger.debug("enqueued \(item.playlistItem.displayTitle) to its end, at \(end.seconds) s")
+        nextItemBase = end
+        enqueuingIndex += 1
+        // An item that yielded nothing (failed, empty, or sought past its end) gets no boundary of
+        // its own: the previous item's boundary is at the same instant and passes it too.
+        if item.endOffset > item.startOffset {
+            item.boundaryObserver = synchronizer.addBoundaryTimeObserver(forTimes: [end], queue: queue) { [weak self] time in
+                self?.reconcile(at: time, announcing: self?.items.first)
+            }
+        }
+    }
+
+    /// Everything is enqueued: tell the renderer the data ends here.
+    private func finishEnqueueing() {
+        renderer.stopRequestingMediaData()
+    }
+
+    private func stopEnqueuing() {
+        renderer.stopRequestingMediaData()
+        synchronizer.setRate(0, time: .invalid)
+        renderer.flush()
+        for item in items { takeOffTimeline(item) }
+    }
+
+    private func takeOffTimeline(_ item: SampleBufferItem) {
+        if let observer = item.boundaryObserver { synchronizer.removeTimeObserver(observer) }
+        item.boundaryObserver = nil
+        item.flushSource()
+    }
+
+    // MARK: - Following the playhead
+
+    private func periodicTick(at time: MediaTime) {
+        if synchronizer.timebase.isLatestChangeHeard { reconcile(at: time, announcing: items.first) }
+        if let offset = currentOffset, !items.isEmpty { eventHandler(.offsetChanged(offset)) }
+    }
+
+    /// The timeline time to reconcile at: what is heard now, unless a restart is not heard yet
+    /// (the time then still belongs to the items before it).
+    private func playheadForReconciling() -> MediaTime? {
+        guard !items.isEmpty, synchronizer.timebase.isLatestChangeHeard else { return nil }
+        return synchronizer.currentTime()
+    }
+
+    /// Drops the items that end at or before `time`; announces the new current item if it is not `previous`.
+    private func reconcile(at time: MediaTime, announcing previous: SampleBufferItem?) {
+        while let first = items.first, first.isFullyEnqueued, let end = first.timelineEnd, end <= time {
+            takeOffTimeline(first)
+            items.removeFirst()
+            enqueuingIndex = max(enqueuingIndex - 1, 0)
+        }
+        guard items.first !== previous else { return }
+        if let current = items.first {
+            logger.info("now playing \(current.playlistItem.displayTitle) from \(current.startOffset.seconds) s")
+        } else {
+            logger.info("the playlist has played to its end")
+            rate = 0
+            synchronizer.setRate(0, time: .invalid)
+        }
+        eventHandler(.currentItemChanged(items.first))
+    }
+
+    /// After a route change: play on from the flush time, in the item that was playing then.
+    private func resume(afterAutomaticFlushAt time: MediaTime) {
+        guard !items.isEmpty else { return }
+        // The item the flush time falls in: the last one placed that starts at or before it.
+        let index = items.lastIndex { item in item.timelineStart.map { $0 <= time } ?? false } ?? 0
+        let item = items[index]
+        var offset = time - (item.timelineBase ?? .zero)
+        if offset < item.startOffset { offset = item.startOffset }
+        logger.info("route flushed at \(time.seconds) s: resuming \(item.playlistItem.displayTitle) at \(offset.seconds) s")
+        restart(with: Array(items[index...]), atOffset: offset, rate: rate, timelineTime: time)
+    }
+}
