@@ -51,6 +51,7 @@ let package = Package(
         .testTarget(name: "LongformSourcesTests", dependencies: ["LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformRenderingTests", dependencies: ["LongformRendering", "LongformRoutes", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
         .testTarget(name: "LongformRoutesTests", dependencies: ["LongformRoutes", "LongformRendering", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
+        .testTarget(name: "LongformPlayerTests", dependencies: ["LongformPlayer", "LongformRoutes", "LongformRendering", "LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -55,6 +55,8 @@ public final class SampleBufferPlayer: @unchecked Sendable {
     private var items: [SampleBufferItem] = []
     private var currentPosition: Int?
     private var state: PlaybackState = .stopped
+    /// The item last announced as current, so that a restart of the same item is not announced again.
+    private var announcedItem: SampleBufferItem?
     /// Where `play()` starts from when stopped.
     private var resumeIndex = 0
 
@@ -335,6 +337,7 @@ public final class SampleBufferPlayer: @unchecked Sendable {
         resumeIndex = currentPosition ?? 0
         serializer.stop()
         currentPosition = nil
+        announcedItem = nil
         setState(.stopped)
         emit(.currentItemChanged(index: nil, id: nil))
     }
@@ -356,13 +359,16 @@ public final class SampleBufferPlayer: @unchecked Sendable {
         case .currentItemChanged(let item):
             let index = item.flatMap { item in items.firstIndex { $0 === item } }
             if let index {
+                let changed = currentPosition != index || announcedItem !== items[index]
                 currentPosition = index
+                announcedItem = items[index]
                 publish()
-                emit(.currentItemChanged(index: index, id: items[index].uniqueID))
+                if changed { emit(.currentItemChanged(index: index, id: items[index].uniqueID)) }
             } else {
                 // The playlist played to its end (or the current item left the list).
                 resumeIndex = 0
                 currentPosition = nil
+                announcedItem = nil
                 setState(.stopped)
                 emit(.currentItemChanged(index: nil, id: nil))
             }

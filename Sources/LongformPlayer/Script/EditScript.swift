@@ -25,6 +25,12 @@ public struct EditScript: Sendable, Equatable {
         /// What it does.
         public var operation: Operation
 
+        /// `operation` at `time` seconds of output.
+        public init(time: Double, operation: Operation) {
+            self.time = time
+            self.operation = operation
+        }
+
         /// `"remove 1 at 5.0 s"`.
         public var description: String { "\(operation) at \(time) s" }
     }

@@ -19,7 +19,7 @@ import LongformSources
 final class SampleBufferSerializer: @unchecked Sendable {
     /// What the serializer tells the player.
     enum Event {
-        /// The item heard now changed; nil when the playlist has played to its end.
+        /// The item heard now changed (or was restarted); nil when the playlist has played to its end.
         case currentItemChanged(SampleBufferItem?)
         /// An item could not be opened or decoded and was skipped.
         case itemFailed(SampleBufferItem, SourceError)
@@ -58,6 +58,9 @@ final class SampleBufferSerializer: @unchecked Sendable {
         self.renderer = renderer
         self.synchronizer = synchronizer
         self.queue = queue
+        // The serializer prerolls synchronously before it sets the rate, so a rate change never has
+        // to wait; and the renderer cannot judge "sufficient" for a jump that has not happened yet.
+        synchronizer.delaysRateChangeUntilHasSufficientMediaData = false
         periodicObserver = synchronizer.addPeriodicTimeObserver(forInterval: Self.offsetInterval, queue: queue) { [weak self] time in
             self?.periodicTick(at: time)
         }
@@ -91,7 +94,6 @@ final class SampleBufferSerializer: @unchecked Sendable {
     /// `timelineTime` is where the first frame goes on the timeline (the offset itself unless the
     /// timeline must go on, as after a route change).
     func restart(with newItems: [SampleBufferItem], atOffset offset: MediaTime, rate: Double, timelineTime: MediaTime? = nil) {
-        let previous = items.first
         stopEnqueuing()
         items = newItems
         for item in items {
@@ -106,7 +108,8 @@ final class SampleBufferSerializer: @unchecked Sendable {
         logger.info("restart: \(newItems.count) item(s) from \(offset.seconds) s of \(newItems.first?.playlistItem.displayTitle ?? "nothing"), rate \(rate)")
         // Enough for a smooth start goes in before the rate is set, so that the start is not delayed.
         provideMediaData(seconds: AudioRenderer.prerollDuration, whetherReady: true)
-        reconcile(at: startTime, announcing: previous)
+        // Always announced: the item that plays may not be the first asked for (that one failed).
+        reconcile(at: startTime, announcing: nil)
         if enqueuingIndex < items.count { startRequesting() }
         if !items.isEmpty { synchronizer.setRate(rate, time: startTime) }
     }
@@ -246,8 +249,9 @@ final class SampleBufferSerializer: @unchecked Sendable {
     // MARK: - Following the playhead
 
     private func periodicTick(at time: MediaTime) {
+        guard !items.isEmpty else { return }
         if synchronizer.timebase.isLatestChangeHeard { reconcile(at: time, announcing: items.first) }
-        if let offset = currentOffset, !items.isEmpty { eventHandler(.offsetChanged(offset)) }
+        if let offset = currentOffset { eventHandler(.offsetChanged(offset)) }
     }
 
     /// The timeline time to reconcile at: what is heard now, unless a restart is not heard yet
@@ -257,14 +261,15 @@ final class SampleBufferSerializer: @unchecked Sendable {
         return synchronizer.currentTime()
     }
 
-    /// Drops the items that end at or before `time`; announces the new current item if it is not `previous`.
+    /// Drops the items that end at or before `time`; announces the new current item if it is not
+    /// `previous`, and the end of the playlist when nothing is left (also if nothing was there).
     private func reconcile(at time: MediaTime, announcing previous: SampleBufferItem?) {
         while let first = items.first, first.isFullyEnqueued, let end = first.timelineEnd, end <= time {
             takeOffTimeline(first)
             items.removeFirst()
             enqueuingIndex = max(enqueuingIndex - 1, 0)
         }
-        guard items.first !== previous else { return }
+        guard items.first !== previous || items.isEmpty else { return }
         if let current = items.first {
             logger.info("now playing \(current.playlistItem.displayTitle) from \(current.startOffset.seconds) s")
         } else {
