@@ -67,10 +67,6 @@ public final class SampleBufferPlayer: @unchecked Sendable {
         queue.setSpecific(key: queueKey, value: true)
         serializer = SampleBufferSerializer(renderer: renderer, synchronizer: synchronizer, queue: queue)
         serializer.eventHandler = { [unowned self] event in serializerDidReport(event) }
-        synchronizer.observeRateChanges(on: queue) { [weak self] _ in
-            guard let self else { return }
-            emit(.rateChanged(synchronizer.rate))
-        }
     }
 
     /// Stops playback and releases the observers; the player must not be used afterwards.
@@ -338,8 +334,8 @@ public final class SampleBufferPlayer: @unchecked Sendable {
         serializer.stop()
         currentPosition = nil
         announcedItem = nil
-        setState(.stopped)
         emit(.currentItemChanged(index: nil, id: nil))
+        setState(.stopped)
     }
 
     private func setState(_ newState: PlaybackState) {
@@ -369,8 +365,8 @@ public final class SampleBufferPlayer: @unchecked Sendable {
                 resumeIndex = 0
                 currentPosition = nil
                 announcedItem = nil
-                setState(.stopped)
                 emit(.currentItemChanged(index: nil, id: nil))
+                setState(.stopped)
             }
         case .itemFailed(let item, let error):
             publish()
@@ -379,6 +375,8 @@ public final class SampleBufferPlayer: @unchecked Sendable {
             didEditPlaylist()
         case .offsetChanged(let offset):
             emit(.offsetChanged(offset))
+        case .rateChanged(let rate):
+            emit(.rateChanged(rate))
         }
     }
 

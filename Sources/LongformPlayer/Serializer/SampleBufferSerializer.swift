@@ -27,6 +27,8 @@ final class SampleBufferSerializer: @unchecked Sendable {
         case itemOpened(SampleBufferItem)
         /// The periodic offset of the current item.
         case offsetChanged(MediaTime)
+        /// The rate the timeline runs at changed (0 or 1).
+        case rateChanged(Double)
     }
 
     /// How often the current item's offset is reported.
@@ -49,6 +51,8 @@ final class SampleBufferSerializer: @unchecked Sendable {
     private var nextItemBase: MediaTime = .zero
     /// The rate wanted: 0 paused, 1 playing.
     private(set) var rate: Double = 0
+    /// The rate last reported, so that the momentary stop inside a restart is not reported.
+    private var reportedRate: Double = 0
     private var periodicObserver: RenderSynchronizer.TimeObserverToken?
     private var flushObserver: AudioRenderer.ObservationToken?
     private let logger = Logger(label: LogLabel.serializer)
@@ -112,6 +116,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
         reconcile(at: startTime, announcing: nil)
         if enqueuingIndex < items.count { startRequesting() }
         if !items.isEmpty { synchronizer.setRate(rate, time: startTime) }
+        reportRateIfChanged()
     }
 
     /// Plays on with `newItems`, whose first item is the current one: the items that match the
@@ -163,6 +168,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
         rate = newRate
         guard !items.isEmpty else { return }
         synchronizer.setRate(newRate, time: .invalid)
+        reportRateIfChanged()
     }
 
     /// Stops and forgets every item.
@@ -171,6 +177,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
         items = []
         enqueuingIndex = 0
         rate = 0
+        reportRateIfChanged()
     }
 
     /// Drops the items the playhead has passed, so that the current item is the one heard now,
@@ -240,6 +247,13 @@ final class SampleBufferSerializer: @unchecked Sendable {
         for item in items { takeOffTimeline(item) }
     }
 
+    private func reportRateIfChanged() {
+        let now = synchronizer.rate
+        guard now != reportedRate else { return }
+        reportedRate = now
+        eventHandler(.rateChanged(now))
+    }
+
     private func takeOffTimeline(_ item: SampleBufferItem) {
         if let observer = item.boundaryObserver { synchronizer.removeTimeObserver(observer) }
         item.boundaryObserver = nil
@@ -276,6 +290,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
             logger.info("the playlist has played to its end")
             rate = 0
             synchronizer.setRate(0, time: .invalid)
+            reportRateIfChanged()
         }
         eventHandler(.currentItemChanged(items.first))
     }

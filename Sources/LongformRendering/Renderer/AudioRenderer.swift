@@ -232,13 +232,17 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             state.withLock { state -> MediaTime? in
                 let sampleRate = Int32(state.route.format.sampleRate)
                 var time = requested
+                var isAtPlayhead = false
                 if let playhead = Self.playheadFrame(state).map({ MediaTime(value: $0, timescale: sampleRate) }), time < playhead {
                     guard orPlayheadIfLater else { return nil }
                     time = playhead
+                    isAtPlayhead = true
                 }
                 let tail = conversion.converter.finish()
                 state.queue.append(tail)
-                state.queue.removeChunks(fromSourceTime: time, routeFrame: time.convertScale(sampleRate, method: .roundHalfAwayFromZero).value)
+                // At the playhead the cut falls inside a buffer: everything from that frame goes.
+                state.queue.removeChunks(fromSourceTime: time, routeFrame: time.convertScale(sampleRate, method: .roundHalfAwayFromZero).value,
+                                         cuttingEveryChunk: isAtPlayhead)
                 return time
             }
         }

@@ -34,14 +34,15 @@ struct RenderQueue {
     }
 
     /// Drops the chunks whose source buffer's output time is at or after `time` (route frame
-    /// `frame`). Resampled chunks, which straddle their buffers, are cut at exactly `frame` instead.
-    mutating func removeChunks(fromSourceTime time: MediaTime, routeFrame frame: Int64) {
+    /// `frame`). Resampled chunks, which straddle their buffers, are cut at exactly `frame` instead,
+    /// and so is every chunk when `cuttingEveryChunk` (a cut at the playhead, inside a buffer).
+    mutating func removeChunks(fromSourceTime time: MediaTime, routeFrame frame: Int64, cuttingEveryChunk: Bool = false) {
         compact()
         var kept: [RenderChunk] = []
         kept.reserveCapacity(chunks.count)
         for var chunk in chunks {
             let keepFrames: Int
-            if chunk.isResampled {
+            if chunk.isResampled || cuttingEveryChunk {
                 keepFrames = Int(min(max(frame - chunk.startFrame, 0), Int64(chunk.frameCount)))
             } else {
                 keepFrames = chunk.sourceTime >= time ? 0 : chunk.frameCount

@@ -1,0 +1,108 @@
+import Foundation
+import LongformCore
+import LongformPlayer
+import LongformRendering
+import LongformRoutes
+import LongformTestSupport
+import Synchronization
+import Testing
+
+/// The player on a real-time route, the null route, whose monitor sees every period it renders:
+/// what happens when the route already holds audio past an edit, and the events a client sees.
+@Suite(.serialized) struct RealTimePlayerTests {
+    /// The samples a route rendered.
+    final class Recording: Sendable {
+        let samples = Mutex<[Float]>([])
+    }
+
+    /// A player on a mono 8 kHz null route with 50 ms periods, recording what the route renders.
+    final class Rig: Sendable {
+        let renderer: AudioRenderer
+        let synchronizer = RenderSynchronizer()
+        let player: SampleBufferPlayer
+        let recording = Recording()
+        let stopped = DispatchSemaphore(value: 0)
+
+        init() throws {
+            let recording = recording
+            let route = NullRoute(sampleRate: CodedAudio.sampleRate, channelCount: 1, lookAhead: 60, periodSeconds: 0.05) { _, _, samples in
+                recording.samples.withLock { $0.append(contentsOf: samples) }
+            }
+            renderer = AudioRenderer(route: route)
+            player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)
+            try synchronizer.addRenderer(renderer)
+            player.addEventHandler { [stopped] event in
+                if event == .stateChanged(.stopped) { stopped.signal() }
+            }
+        }
+
+        /// What was heard, without the silence before the first item and after the last.
+        func heard() -> String {
+            let frames = CodedAudio.frames(of: recording.samples.withLock { $0 })
+            guard let first = frames.firstIndex(where: { $0 != .silence }), let last = frames.lastIndex(where: { $0 != .silence }) else { return "" }
+            return CodedAudio.summary(frames[first...last])
+        }
+
+        func finish() {
+            player.invalidate()
+            synchronizer.removeRenderer(renderer, at: .invalid)
+        }
+    }
+
+    final class EventLog: Sendable {
+        let events = Mutex<[PlayerEvent]>([])
+    }
+
+    @Test func anEditWhosePartialFlushIsRefusedGoesOnFromThePlayhead() throws {
+        // Item 1 ends at frame 7800, inside the route period 7600..<8000: while that period is
+        // heard, the route already holds frames up to 8000, 200 of them of item 2.
+        let items = [try CodedAudio.item(1, frames: 7_800), try CodedAudio.item(2, frames: 6_000), try CodedAudio.item(3, frames: 7_000)]
+        let rig = try Rig()
+        rig.player.append(items.map { PlaylistItem(location: $0) })
+        rig.player.play()
+        let boundary = MediaTime(value: 7_800, timescale: 8_000)
+        let deadline = Date(timeIntervalSinceNow: 5)
+        var removed = false
+        while Date() < deadline {
+            if let playhead = rig.renderer.playheadTime, playhead > boundary, rig.synchronizer.currentTime() < boundary - MediaTime(value: 40, timescale: 8_000) {
+                try rig.player.remove(at: 1)
+                removed = true
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        #expect(removed, "the route never held audio past the boundary while item 1 was heard")
+        #expect(rig.stopped.wait(timeout: .now() + 10) == .success)
+        rig.finish()
+        // Item 1 is not restarted; the 200 frames of item 2 the route held are heard; item 3
+        // follows from the playhead, whole, with nothing lost or repeated.
+        #expect(rig.heard() == "item 1 frames 0..<7800, item 2 frames 0..<200, item 3 frames 0..<7000")
+    }
+
+    @Test func eventsReportItemsOffsetsAndRatesInOrder() async throws {
+        let items = [try CodedAudio.item(4, frames: 8_000), try CodedAudio.item(5, frames: 4_000)]
+        let rig = try Rig()
+        let events = rig.player.events()
+        let callbacks = EventLog()
+        rig.player.addEventHandler { event in callbacks.events.withLock { $0.append(event) } }
+        rig.player.append(items.map { PlaylistItem(location: $0) })
+        let ids = rig.player.entries.map(\.id)
+        rig.player.play()
+        var received: [PlayerEvent] = []
+        for await event in events {
+            received.append(event)
+            if event == .stateChanged(.stopped) { break }
+        }
+        rig.finish()
+        #expect(received == callbacks.events.withLock { $0 }, "the async sequence and the callbacks saw different events")
+        let changes = received.filter { if case .currentItemChanged = $0 { true } else { false } }
+        #expect(changes == [.currentItemChanged(index: 0, id: ids[0]), .currentItemChanged(index: 1, id: ids[1]), .currentItemChanged(index: nil, id: nil)])
+        let rates = received.compactMap { if case .rateChanged(let rate) = $0 { rate } else { nil } }
+        #expect(rates == [1, 0])
+        // 1.5 s of playback, reported every 0.1 s: about 15 offsets, rising within each item.
+        let offsets = received.compactMap { if case .offsetChanged(let offset) = $0 { offset.seconds } else { nil } }
+        #expect((12...20).contains(offsets.count), "\(offsets)")
+        #expect(offsets.max() ?? 0 <= 1.0 + 1e-9 && offsets.max() ?? 0 > 0.8, "\(offsets)")
+        #expect(rig.heard() == "item 4 frames 0..<8000, item 5 frames 0..<4000")
+    }
+}
