@@ -14,10 +14,12 @@ let package = Package(
         .library(name: "LongformRendering", targets: ["LongformRendering"]),
         .library(name: "LongformRoutes", targets: ["LongformRoutes"]),
         .library(name: "LongformPlayer", targets: ["LongformPlayer"]),
+        .library(name: "LongformStore", targets: ["LongformStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // C libraries, each behind a system-library target. Only the module
@@ -38,9 +40,11 @@ let package = Package(
         .target(name: "LongformRoutes", dependencies: ["LongformCore", "LongformRendering", "CPulse", "CALSA", .product(name: "Logging", package: "swift-log")]),
         // Layer 5: what enqueues items into a renderer.
         .target(name: "LongformPlayer", dependencies: ["LongformCore", "LongformSources", "LongformRendering", .product(name: "Logging", package: "swift-log")]),
+        // Layer 5: what survives a restart: the playlist and where it was, in SQLite (GRDB).
+        .target(name: "LongformStore", dependencies: ["LongformCore", "LongformPlayer", .product(name: "GRDB", package: "GRDB.swift")]),
         // Layer 6: the command line.
         .executableTarget(name: "longform", dependencies: [
-            "LongformCore", "LongformSources", "LongformRendering", "LongformRoutes", "LongformPlayer",
+            "LongformCore", "LongformSources", "LongformRendering", "LongformRoutes", "LongformPlayer", "LongformStore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -52,6 +56,7 @@ let package = Package(
         .testTarget(name: "LongformRenderingTests", dependencies: ["LongformRendering", "LongformRoutes", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
         .testTarget(name: "LongformRoutesTests", dependencies: ["LongformRoutes", "LongformRendering", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
         .testTarget(name: "LongformPlayerTests", dependencies: ["LongformPlayer", "LongformRoutes", "LongformRendering", "LongformSources", "LongformTestSupport"]),
+        .testTarget(name: "LongformStoreTests", dependencies: ["LongformStore", "LongformPlayer", "LongformCore", "LongformTestSupport"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -24,6 +24,13 @@ public final class SampleBufferPlayer: @unchecked Sendable {
         public var item: PlaylistItem
         /// Why the item could not be played the last time it was tried.
         public var failure: SourceError?
+
+        /// An entry with a known id (one saved earlier).
+        public init(id: UUID, item: PlaylistItem, failure: SourceError? = nil) {
+            self.id = id
+            self.item = item
+            self.failure = failure
+        }
     }
 
     /// A registration from `addEventHandler`; pass it to `removeEventHandler`.
@@ -199,13 +206,28 @@ public final class SampleBufferPlayer: @unchecked Sendable {
     /// Replaces the whole playlist. Playing or paused, the new list starts from its first item.
     public func replaceAll(with newItems: [PlaylistItem]) {
         perform {
-            items = newItems.map(SampleBufferItem.init)
+            items = newItems.map { SampleBufferItem($0) }
             resumeIndex = 0
             logger.info("replace all: \(newItems.count) item(s)")
             if currentPosition != nil {
                 if items.isEmpty { stopOnQueue() } else { restart(at: 0, offset: .zero) }
             }
             didEditPlaylist()
+        }
+    }
+
+    /// Puts back a saved playlist, keeping its ids, and cues `currentIndex` at `offset`: playing
+    /// if `isPlaying`, else paused. Without a current index the player is stopped.
+    public func restore(_ saved: [Entry], currentIndex: Int?, offset: MediaTime, isPlaying: Bool) {
+        perform {
+            stopOnQueue()
+            items = saved.map { SampleBufferItem($0.item, uniqueID: $0.id) }
+            logger.info("restored \(saved.count) item(s)\(currentIndex.map { ", at item \($0 + 1), \(offset.seconds) s" } ?? "")")
+            didEditPlaylist()
+            guard let index = currentIndex, items.indices.contains(index) else { return }
+            resumeIndex = index
+            setState(isPlaying ? .playing : .paused)
+            restart(at: index, offset: max(offset, .zero))
         }
     }
 
@@ -302,7 +324,7 @@ public final class SampleBufferPlayer: @unchecked Sendable {
 
     private func insertOnQueue(_ newItems: [PlaylistItem], at index: Int) {
         serializer.reconcile()
-        items.insert(contentsOf: newItems.map(SampleBufferItem.init), at: index)
+        items.insert(contentsOf: newItems.map { SampleBufferItem($0) }, at: index)
         logger.info("insert \(newItems.count) item(s) at \(index + 1)")
         if let current = currentPosition {
             if index <= current { currentPosition = current + newItems.count }

@@ -30,9 +30,9 @@ final class SampleBufferItem: @unchecked Sendable {
     var boundaryObserver: RenderSynchronizer.TimeObserverToken?
     private var source: AudioFileSource?
 
-    /// A fresh entry for `playlistItem`.
-    init(_ playlistItem: PlaylistItem) {
-        self.uniqueID = UUID()
+    /// An entry for `playlistItem`: new, or with the id it was saved with.
+    init(_ playlistItem: PlaylistItem, uniqueID: UUID = UUID()) {
+        self.uniqueID = uniqueID
         self.playlistItem = playlistItem
     }
 
