@@ -51,6 +51,7 @@ public final class SampleBufferPlayer: @unchecked Sendable {
     /// The synchronizer whose timeline the player follows.
     public let synchronizer: RenderSynchronizer
     private let queue = DispatchQueue(label: "longform.player")
+    private let tagQueue = DispatchQueue(label: "longform.player.tags", qos: .utility)
     private let queueKey = DispatchSpecificKey<Bool>()
     private let serializer: SampleBufferSerializer
     private let snapshot = Mutex(Snapshot())
@@ -191,6 +192,7 @@ public final class SampleBufferPlayer: @unchecked Sendable {
             try checkIndex(index)
             serializer.reconcile()
             items[index] = SampleBufferItem(item)
+            readTags(of: [items[index]])
             logger.info("replace \(index + 1) with \(item.displayTitle)")
             if let current = currentPosition {
                 if index == current {
@@ -207,6 +209,7 @@ public final class SampleBufferPlayer: @unchecked Sendable {
     public func replaceAll(with newItems: [PlaylistItem]) {
         perform {
             items = newItems.map { SampleBufferItem($0) }
+            readTags(of: items)
             resumeIndex = 0
             logger.info("replace all: \(newItems.count) item(s)")
             if currentPosition != nil {
@@ -222,6 +225,7 @@ public final class SampleBufferPlayer: @unchecked Sendable {
         perform {
             stopOnQueue()
             items = saved.map { SampleBufferItem($0.item, uniqueID: $0.id) }
+            readTags(of: items)
             logger.info("restored \(saved.count) item(s)\(currentIndex.map { ", at item \($0 + 1), \(offset.seconds) s" } ?? "")")
             didEditPlaylist()
             guard let index = currentIndex, items.indices.contains(index) else { return }
@@ -322,9 +326,28 @@ public final class SampleBufferPlayer: @unchecked Sendable {
 
     // MARK: - On the queue
 
+    /// Reads the tags of items added without them, one at a time in the background, so that the
+    /// playlist shows titles before the items play.
+    private func readTags(of newItems: [SampleBufferItem]) {
+        let pending = newItems.filter { $0.playlistItem.title == nil && $0.playlistItem.duration == nil }
+        guard !pending.isEmpty else { return }
+        tagQueue.async { [weak self] in
+            for item in pending {
+                guard let self, let metadata = try? AudioFileSource(location: item.playlistItem.location).metadata else { continue }
+                self.queue.async {
+                    guard self.items.contains(where: { $0 === item }) else { return }
+                    item.adopt(metadata)
+                    self.didEditPlaylist()
+                }
+            }
+        }
+    }
+
     private func insertOnQueue(_ newItems: [PlaylistItem], at index: Int) {
         serializer.reconcile()
-        items.insert(contentsOf: newItems.map { SampleBufferItem($0) }, at: index)
+        let added = newItems.map { SampleBufferItem($0) }
+        readTags(of: added)
+        items.insert(contentsOf: added, at: index)
         logger.info("insert \(newItems.count) item(s) at \(index + 1)")
         if let current = currentPosition {
             if index <= current { currentPosition = current + newItems.count }

@@ -36,6 +36,9 @@ final class SampleBufferItem: @unchecked Sendable {
         self.playlistItem = playlistItem
     }
 
+    /// Fills in what the file's tags say and the entry does not know yet.
+    func adopt(_ metadata: AudioMetadata) { playlistItem.adopt(metadata) }
+
     /// Timeline time of the first frame to play, once placed.
     var timelineStart: MediaTime? { timelineBase.map { $0 + startOffset } }
     /// Timeline time just past what is enqueued, once placed.

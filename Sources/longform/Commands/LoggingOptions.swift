@@ -10,9 +10,10 @@ struct LoggingOptions: ParsableArguments {
     @Flag(name: .long, help: "Log every buffer enqueued into the renderer.")
     var logEnqueuer = false
 
-    /// Sends log lines to standard error: info and above, debug with --verbose, per-buffer lines with --log-enqueuer.
-    func bootstrap() {
-        let base: Logger.Level = verbose ? .debug : .info
+    /// Sends log lines to standard error: `defaultLevel` and above, debug with --verbose, per-buffer
+    /// lines with --log-enqueuer.
+    func bootstrap(defaultLevel: Logger.Level = .info) {
+        let base: Logger.Level = verbose ? .debug : defaultLevel
         let enqueue: Logger.Level = logEnqueuer ? .trace : .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

@@ -1,13 +1,24 @@
 import ArgumentParser
 import Foundation
+import LongformCore
+import LongformPlayer
+import LongformRendering
 import LongformRoutes
+import LongformStore
 
-/// `longform play`: items in real time to a route.
+/// `longform play`: the terminal player.
 struct PlayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
-        abstract: "Play items in real time, gapless.",
-        discussion: "Without --route, plays to PulseAudio if a server runs, else ALSA's default device, else the WAV file longform-play.wav (named on standard error)."
+        abstract: "Play items in real time, gapless, as a playlist you can steer from the terminal.",
+        discussion: """
+            Items are files, directories (their audio files, recursively, in name order), .m3u/.m3u8 playlists or http(s) URLs. \
+            On a terminal the screen shows the current item, its progress and the playlist; keys: space pause/resume, n next, \
+            p previous, ←/→ seek 10 s, q quit. Without a terminal, a line is printed per item. The playlist and where it is are \
+            saved in the state directory; started again without items, it resumes there. \
+            Without --route, plays to PulseAudio if a server runs, else ALSA's default device, else the WAV file longform-play.wav \
+            (named on standard error).
+            """
     )
 
     @Option(name: .long, help: "null, wav:PATH, pulse[:SINK] or alsa[:DEVICE] (see `longform routes`).")
@@ -19,22 +30,66 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .long, help: "Seconds of audio to keep enqueued ahead of the playhead (default: the route's).")
     var lookahead: Double?
 
+    @Option(name: .long, help: "Directory of the saved playlist and position (default: $XDG_STATE_HOME/longform or ~/.local/state/longform).")
+    var state: String?
+
     @OptionGroup var logging: LoggingOptions
 
-    @Argument(help: "Files or http(s) URLs to play, in order.")
-    var items: [String]
+    @Argument(help: "Files, directories, .m3u playlists or http(s) URLs; none to resume the saved playlist.")
+    var items: [String] = []
 
     func validate() throws {
-        guard !items.isEmpty else { throw ValidationError("name at least one item") }
         if let lookahead, lookahead <= 0 { throw ValidationError("--lookahead must be positive") }
         if let route { _ = try RouteSpecifier(parsing: route) }
     }
 
     func run() throws {
-        logging.bootstrap()
+        let isInteractive = TerminalInput.isInteractive
+        // On the full-screen player, log lines would tear the screen: warnings only, unless asked.
+        logging.bootstrap(defaultLevel: isInteractive ? .warning : .info)
+        let store: PlayerStateStore
+        do { store = try PlayerStateStore(directory: state ?? PlayerStateStore.defaultDirectory()) } catch {
+            throw CommandFailure("cannot use the saved state: \(error)")
+        }
+        let expanded: [String]
+        do { expanded = try ItemExpansion.expand(items) } catch { throw CommandFailure(error.description) }
+        if !items.isEmpty && expanded.isEmpty { throw CommandFailure("no audio files in \(items.joined(separator: ", "))") }
+        let saved = expanded.isEmpty ? try loadSaved(from: store) : nil
+
         let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallbackWAVPath: "longform-play.wav")
         if route == nil { FileHandle.standardError.write(Data("longform: playing to \(specifier)\n".utf8)) }
-        let outcome = try Playback.run(items: items, route: specifier.makeRoute(sampleRate: sampleRate), lookAhead: lookahead, announce: true)
-        if !outcome.failures.isEmpty { throw ExitCode(1) }
+        let audioRoute = try specifier.makeRoute(sampleRate: sampleRate)
+        let renderer = AudioRenderer(route: audioRoute)
+        if let lookahead { renderer.lookAheadDuration = lookahead }
+        let synchronizer = RenderSynchronizer()
+        let player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)
+        try synchronizer.addRenderer(renderer)
+        let session = PlayerSession(player: player, store: store, routeName: audioRoute.name, isInteractive: isInteractive)
+        if let saved {
+            player.restore(saved.entries, currentIndex: saved.currentIndex ?? 0, offset: saved.currentIndex == nil ? .zero : saved.offset,
+                           isPlaying: saved.playbackState != .paused)
+        } else {
+            player.append(expanded.map { PlaylistItem(location: $0) })
+            player.play()
+        }
+        let failures = session.run()
+        player.invalidate()
+        synchronizer.removeRenderer(renderer, at: .invalid)
+        if failures > 0 { throw ExitCode(1) }
     }
+
+    private func loadSaved(from store: PlayerStateStore) throws -> PlayerStateStore.State {
+        let saved: PlayerStateStore.State?
+        do { saved = try store.load() } catch { throw CommandFailure("cannot read the saved state: \(error)") }
+        guard let saved, !saved.entries.isEmpty else {
+            throw CommandFailure("nothing to play: name items (no saved playlist in \(store.path))")
+        }
+        return saved
+    }
+}
+
+/// A failure the user should read without the usage text: printed as `Error: …`, exit status 1.
+struct CommandFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }

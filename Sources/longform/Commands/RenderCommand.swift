@@ -51,7 +51,7 @@ struct RenderCommand: ParsableCommand {
         let route = WAVFileRoute(path: output, sampleRate: sampleRate, channelCount: channels,
                                  sampleFormat: OutputSampleFormat(rawValue: sampleFormat)!, pacing: .asFastAsPossible, lookAhead: lookahead)
         let edits = try script.map { path in
-            do throws(EditScript.ReadError) { return try EditScript(contentsOfFile: path) } catch { throw ValidationError(error.description) }
+            do throws(EditScript.ReadError) { return try EditScript(contentsOfFile: path) } catch { throw CommandFailure(error.description) }
         }
         let outcome = try Playback.run(items: items, route: route, lookAhead: lookahead, announce: false, script: edits)
         if let error = route.error { throw ValidationError("\(output): \(error)") }
