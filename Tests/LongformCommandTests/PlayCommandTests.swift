@@ -10,7 +10,7 @@ import Testing
         let mp3 = try TestAudio.encode(reference, as: "mp3", arguments: ["-c:a", "libmp3lame", "-b:a", "192k"])
         let output = TestAudio.path("played.wav")
         let started = Date()
-        let result = try ExternalTool.run(ExternalTool.longformExecutable, ["play", "--route", "wav:" + output, flac, flac, mp3])
+        let result = try ExternalTool.run(ExternalTool.longformExecutable, ["play", "--route", "wav:" + output, "--state", TestAudio.path("play-state-\(UUID().uuidString)"), flac, flac, mp3])
         let elapsed = Date().timeIntervalSince(started)
         #expect(result.status == 0, "\(result.errorOutput)")
         #expect(result.output.contains("▶ 1/3") && result.output.contains("▶ 3/3"), "\(result.output)")
