@@ -95,20 +95,38 @@ public final class PlayerStateStore: Sendable {
 
     /// Replaces the saved state with `state`, in one transaction.
     public func save(_ state: State) throws(StoreError) {
+        try write { db in
+            try Self.writePlaylist(state.entries, in: db)
+            try Self.writePosition(of: state, in: db)
+        }
+    }
+
+    /// Saves only the current index, offset and transport state (cheap: one row), keeping the
+    /// saved playlist; for the once-a-second save while playing.
+    public func savePosition(of state: State) throws(StoreError) {
+        try write { db in try Self.writePosition(of: state, in: db) }
+    }
+
+    private func write(_ body: (Database) throws -> Void) throws(StoreError) {
         do {
-            try database.write { db in
-                try db.execute(sql: "DELETE FROM playlistItem")
-                for (position, entry) in state.entries.enumerated() {
-                    let item = entry.item
-                    try db.execute(sql: "INSERT INTO playlistItem (position, id, location, title, artist, album, durationSeconds) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                   arguments: [position, entry.id.uuidString, item.location, item.title, item.artist, item.album, item.duration?.seconds])
-                }
-                try db.execute(sql: "INSERT OR REPLACE INTO playerState (id, currentIndex, offsetSeconds, playbackState) VALUES (1, ?, ?, ?)",
-                               arguments: [state.currentIndex, state.offset.isNumeric ? state.offset.seconds : 0, state.playbackState.rawValue])
-            }
+            try database.write { db in try body(db) }
         } catch {
             throw StoreError(path: path, reason: Self.reason(error))
         }
+    }
+
+    private static func writePlaylist(_ entries: [SampleBufferPlayer.Entry], in db: Database) throws {
+        try db.execute(sql: "DELETE FROM playlistItem")
+        let insert = try db.makeStatement(sql: "INSERT INTO playlistItem (position, id, location, title, artist, album, durationSeconds) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        for (position, entry) in entries.enumerated() {
+            let item = entry.item
+            try insert.execute(arguments: [position, entry.id.uuidString, item.location, item.title, item.artist, item.album, item.duration?.seconds])
+        }
+    }
+
+    private static func writePosition(of state: State, in db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO playerState (id, currentIndex, offsetSeconds, playbackState) VALUES (1, ?, ?, ?)",
+                       arguments: [state.currentIndex, state.offset.isNumeric ? state.offset.seconds : 0, state.playbackState.rawValue])
     }
 
     /// The saved state, or nil if nothing was saved yet.

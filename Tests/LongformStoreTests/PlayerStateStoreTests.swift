@@ -25,6 +25,10 @@ import Testing
         try PlayerStateStore(directory: directory).save(state)
         // A second process opening the same directory sees it.
         #expect(try PlayerStateStore(directory: directory).load() == state)
+        // Saving only the position keeps the playlist.
+        let moved = PlayerStateStore.State(entries: entries, currentIndex: 0, offset: MediaTime(value: 7, timescale: 2), playbackState: .playing)
+        try PlayerStateStore(directory: directory).savePosition(of: PlayerStateStore.State(entries: [], currentIndex: 0, offset: moved.offset, playbackState: .playing))
+        #expect(try PlayerStateStore(directory: directory).load() == moved)
         // A new save replaces the whole playlist.
         let shorter = PlayerStateStore.State(entries: [entries[1]], currentIndex: nil, offset: .zero, playbackState: .stopped)
         try PlayerStateStore(directory: directory).save(shorter)

@@ -25,7 +25,7 @@ final class PlayerSession: @unchecked Sendable {
     private let logger = Logger(label: LogLabel.command)
     private var timer: DispatchSourceTimer?
     private var signalSources: [DispatchSourceSignal] = []
-    private var ticks = 0 // on the main queue's timer only
+    private var ticks = 0 // on the timer's queue only
     private let failures = Failures()
 
     /// The failures seen, for the exit status.
@@ -58,8 +58,10 @@ final class PlayerSession: @unchecked Sendable {
             source.resume()
             signalSources.append(source)
         }
+        // The screen is redrawn four times a second; without one, the timer only saves the position.
+        let interval = isInteractive ? 0.25 : 1.0
         let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
         timer.setEventHandler { [weak self] in self?.tick() }
         timer.resume()
         self.timer = timer
@@ -73,7 +75,7 @@ final class PlayerSession: @unchecked Sendable {
     private func tick() {
         ticks += 1
         draw()
-        if ticks % 4 == 0 && player.playbackState == .playing { save() }
+        if (!isInteractive || ticks % 4 == 0) && player.playbackState == .playing { save(positionOnly: true) }
     }
 
     private func handle(_ event: PlayerEvent) {
@@ -119,12 +121,16 @@ final class PlayerSession: @unchecked Sendable {
         draw()
     }
 
-    /// Saves where the player is, off the caller's thread; a failure is logged once.
-    private func save() {
-        let state = PlayerStateStore.State(entries: player.entries, currentIndex: player.currentIndex, offset: player.currentOffset ?? .zero,
-                                           playbackState: player.playbackState)
+    /// Saves where the player is (and the playlist, unless `positionOnly`), off the caller's thread.
+    private func save(positionOnly: Bool = false) {
+        let state = PlayerStateStore.State(entries: positionOnly ? [] : player.entries, currentIndex: player.currentIndex,
+                                           offset: player.currentOffset ?? .zero, playbackState: player.playbackState)
         saveQueue.async { [store, logger] in
-            do { try store.save(state) } catch { logger.error("cannot save the player's state: \(error)") }
+            do {
+                if positionOnly { try store.savePosition(of: state) } else { try store.save(state) }
+            } catch {
+                logger.error("cannot save the player's state: \(error)")
+            }
         }
     }
 
