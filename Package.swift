@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "longform", targets: ["longform"]),
+        .executable(name: "longform-latency", targets: ["longform-latency"]),
         .library(name: "LongformCore", targets: ["LongformCore"]),
         .library(name: "LongformSources", targets: ["LongformSources"]),
         .library(name: "LongformRendering", targets: ["LongformRendering"]),
@@ -48,6 +49,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+
+        // `scripts/bench`'s command-latency measurement (not part of the product).
+        .executableTarget(name: "longform-latency", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformPlayer"],
+                          path: "Benchmarks/LatencyBenchmark"),
 
         // Shared by the test targets: generating test audio with Debian's tools, reading WAV files.
         .target(name: "LongformTestSupport", dependencies: ["LongformCore"], path: "Tests/LongformTestSupport"),

@@ -1,0 +1,159 @@
+// longform-latency: the time from a player command to the first sample of its effect coming out
+// of the route, for `scripts/bench`. Usage:
+//
+//     longform-latency null|pulse:SINK ITEM_A ITEM_B [TRIALS]
+//
+// The items are made by the bench script: 16-bit stereo whose every sample in second s of item k
+// (1 for A, 2 for B) is k × 1000 + 10 × s, so that the first sample of an effect is recognised by
+// its value. On the null route the route's own monitor gives the time each frame is heard; on
+// PulseAudio, `parec` records the sink's monitor and each frame is timed by when its chunk arrives
+// (the same method the script uses for mpd). Prints one JSON object: milliseconds per trial, per command.
+import Foundation
+import LongformCore
+import LongformPlayer
+import LongformRendering
+import LongformRoutes
+import Synchronization
+
+/// Watches the audio coming out of the route for the first frame, heard at or after a time, whose
+/// left sample satisfies a predicate.
+final class Listener: @unchecked Sendable {
+    private struct Watch {
+        var after: UInt64
+        var predicate: @Sendable (Int16) -> Bool
+        var heardAt: UInt64?
+    }
+    private let watch = Mutex<Watch?>(nil)
+    private let found = DispatchSemaphore(value: 0)
+    let sampleRate: Int
+
+    init(sampleRate: Int) { self.sampleRate = sampleRate }
+
+    /// Audio that came out: `left` samples, the first heard at `firstHeardAt` and the others one
+    /// frame apart, or all at that time unless `spread`.
+    func hear(_ left: UnsafeBufferPointer<Int16>, firstHeardAt: UInt64, spread: Bool = true) {
+        let matched = watch.withLock { watch -> Bool in
+            guard var current = watch, current.heardAt == nil else { return false }
+            for (index, sample) in left.enumerated() {
+                let time = firstHeardAt + (spread ? UInt64(index) * 1_000_000_000 / UInt64(sampleRate) : 0)
+                if time >= current.after && current.predicate(sample) {
+                    current.heardAt = time
+                    watch = current
+                    return true
+                }
+            }
+            return false
+        }
+        if matched { found.signal() }
+    }
+
+    /// Runs `command` and returns the milliseconds until the first matching frame is heard.
+    func measure(_ predicate: @escaping @Sendable (Int16) -> Bool, _ command: () throws -> Void) rethrows -> Double? {
+        let start = HostClock.now()
+        watch.withLock { $0 = Watch(after: start, predicate: predicate) }
+        try command()
+        let result = found.wait(timeout: .now() + 5) == .success ? watch.withLock { $0?.heardAt } : nil
+        watch.withLock { $0 = nil }
+        return result.map { Double(Int64($0) - Int64(start)) / 1_000_000 }
+    }
+}
+
+/// Records a PulseAudio sink's monitor with parec and times every frame by its arrival.
+final class MonitorRecorder: @unchecked Sendable {
+    private let process = Process()
+
+    init(sink: String, listener: Listener) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
+        process.arguments = ["-d", sink + ".monitor", "--format=s16le", "--rate=\(listener.sampleRate)", "--channels=2", "--raw", "--latency-msec=5"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let reader = pipe.fileHandleForReading
+        let thread = Thread {
+            var pending = Data()
+            while true {
+                let chunk = reader.availableData
+                let arrived = HostClock.now()
+                if chunk.isEmpty { return }
+                pending.append(chunk)
+                let frames = pending.count / 4
+                guard frames > 0 else { continue }
+                var left = [Int16](repeating: 0, count: frames)
+                pending.withUnsafeBytes { bytes in
+                    for frame in 0..<frames { left[frame] = bytes.loadUnaligned(fromByteOffset: frame * 4, as: Int16.self) }
+                }
+                pending.removeFirst(frames * 4)
+                // Every frame counts as out when its chunk arrived (the bench script times mpd the same way).
+                left.withUnsafeBufferPointer { listener.hear($0, firstHeardAt: arrived, spread: false) }
+            }
+        }
+        thread.start()
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4 else {
+    FileHandle.standardError.write(Data("usage: longform-latency null|pulse:SINK ITEM_A ITEM_B [TRIALS]\n".utf8))
+    exit(2)
+}
+let routeName = arguments[1], itemA = arguments[2], itemB = arguments[3]
+let trials = arguments.count > 4 ? Int(arguments[4]) ?? 5 : 5
+let sampleRate = 44_100
+let listener = Listener(sampleRate: sampleRate)
+let route: any AudioRoute
+var recorder: MonitorRecorder?
+if routeName == "null" {
+    route = NullRoute(sampleRate: sampleRate, channelCount: 2) { _, heardAt, samples in
+        let left = stride(from: 0, to: samples.count, by: 2).map { Int16(clamping: Int(($0 < samples.count ? samples[$0] : 0) * 32_768)) }
+        left.withUnsafeBufferPointer { listener.hear($0, firstHeardAt: heardAt) }
+    }
+} else if routeName.hasPrefix("pulse:") {
+    let sink = String(routeName.dropFirst("pulse:".count))
+    route = PulseAudioRoute(sink: sink, sampleRate: sampleRate, channelCount: 2)
+    recorder = try MonitorRecorder(sink: sink, listener: listener)
+} else {
+    FileHandle.standardError.write(Data("longform-latency: route must be null or pulse:SINK\n".utf8))
+    exit(2)
+}
+
+let renderer = AudioRenderer(route: route)
+let synchronizer = RenderSynchronizer()
+let player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)
+try synchronizer.addRenderer(renderer)
+player.append([PlaylistItem(location: itemA), PlaylistItem(location: itemB)])
+// A new stream on this machine's PulseAudio can take a second to start; it starts here, not in a trial.
+player.play()
+Thread.sleep(forTimeInterval: 2)
+
+func isItem(_ code: Int) -> @Sendable (Int16) -> Bool { { (code * 1000..<(code * 1000 + 600)).contains(Int($0)) } }
+var results: [String: [Double]] = ["play": [], "next": [], "seek": [], "remove": []]
+for _ in 0..<trials {
+    player.stop()
+    Thread.sleep(forTimeInterval: 0.5)
+    if let ms = listener.measure({ $0 != 0 }, { player.play() }) { results["play"]!.append(ms) }
+    Thread.sleep(forTimeInterval: 1)
+    try player.seek(toItemAt: 0)
+    Thread.sleep(forTimeInterval: 1)
+    if let ms = listener.measure(isItem(2), { player.next() }) { results["next"]!.append(ms) }
+    Thread.sleep(forTimeInterval: 0.5)
+    try player.seek(toItemAt: 0)
+    Thread.sleep(forTimeInterval: 1)
+    if let ms = try listener.measure({ $0 == 1200 }, { try player.seek(to: MediaTime(value: 20, timescale: 1)) }) { results["seek"]!.append(ms) }
+    Thread.sleep(forTimeInterval: 0.5)
+    try player.seek(toItemAt: 0)
+    Thread.sleep(forTimeInterval: 1)
+    if let ms = try listener.measure(isItem(2), { try player.remove(at: 0) }) { results["remove"]!.append(ms) }
+    try player.insert(PlaylistItem(location: itemA), at: 0)
+    Thread.sleep(forTimeInterval: 0.5)
+}
+player.invalidate()
+synchronizer.removeRenderer(renderer, at: .invalid)
+recorder?.stop()
+let json = try JSONSerialization.data(withJSONObject: results.mapValues { $0.map { ($0 * 10).rounded() / 10 } }, options: [.sortedKeys])
+print(String(decoding: json, as: UTF8.self))
