@@ -5,18 +5,33 @@ import Testing
 /// `longform play` as a person uses it: in a terminal (tmux), steered with keys, read off the
 /// screen; quit and started again without items, it resumes where it was, also after a crash.
 @Suite(.serialized) struct TerminalPlayerTests {
-    /// A tmux session running one command in a 100×30 window.
+    /// A tmux session running one command in a 100×30 window, on a tmux server of the test's own.
     struct Terminal {
-        let name = "longform-test-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
+        static let socket = "longform-test-\(ProcessInfo.processInfo.processIdentifier)"
+        let name = "player-\(UUID().uuidString.prefix(8))"
 
         func start(_ command: String) throws {
-            // The pane stays after the command ends, so that its exit status can be read.
-            try ExternalTool.check("tmux", ["new-session", "-d", "-s", name, "-x", "100", "-y", "30", "\(command); echo EXITED $?; sleep 600"])
+            // The tmux server it starts keeps every descriptor it inherits open, and one of
+            // Foundation's (the socket by which it learns that the child exited) would then hang
+            // the wait for the client: the shell closes all but 0-2 first. The pane stays after
+            // the command ends, so that its exit status can be read.
+            let script = #"for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; "#
+                + #"exec tmux -L "$0" new-session -d -s "$1" -x 100 -y 30 "$2; echo EXITED \$?; sleep 600" </dev/null >/dev/null 2>&1"#
+            try ExternalTool.check("/bin/bash", ["-c", script, Self.socket, name, command])
         }
 
-        func send(_ keys: String...) throws { try ExternalTool.check("tmux", ["send-keys", "-t", name] + keys) }
+        func tmux(_ arguments: [String]) throws -> ExternalTool.Result { try ExternalTool.run("tmux", ["-L", Self.socket] + arguments) }
 
-        func screen() throws -> String { try ExternalTool.check("tmux", ["capture-pane", "-p", "-t", name]).output }
+        func send(_ keys: String...) throws {
+            let result = try tmux(["send-keys", "-t", name] + keys)
+            if result.status != 0 { throw TmuxError(description: "tmux send-keys: \(result.errorOutput)") }
+        }
+
+        /// What the pane shows; empty until the session exists.
+        func screen() throws -> String {
+            let result = try tmux(["capture-pane", "-p", "-t", name])
+            return result.status == 0 ? result.output : ""
+        }
 
         /// Waits until the screen shows every one of `texts`; returns the screen.
         @discardableResult
@@ -32,7 +47,14 @@ import Testing
             return last
         }
 
-        func stop() { _ = try? ExternalTool.run("tmux", ["kill-session", "-t", name]) }
+        func stop() { _ = try? tmux(["kill-session", "-t", name]) }
+
+        /// Ends the test's tmux server.
+        static func stopServer() { _ = try? ExternalTool.run("tmux", ["-L", socket, "kill-server"]) }
+    }
+
+    struct TmuxError: Error, CustomStringConvertible {
+        var description: String
     }
 
     /// Three 30 s tagged FLAC items.
@@ -55,7 +77,7 @@ import Testing
         let state = TestAudio.path("terminal-state-\(UUID().uuidString)")
         let play = "\(ExternalTool.longformExecutable) play --route null --state \(state)"
         let terminal = Terminal()
-        defer { terminal.stop() }
+        defer { Terminal.stopServer() }
         try terminal.start(([play] + items).joined(separator: " "))
         try terminal.waitFor("Alpha Song", "The Testers", "▶ playing  1/3", "00:30", "Charlie Song")
         try terminal.send("n")

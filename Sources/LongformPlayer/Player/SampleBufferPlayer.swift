@@ -52,10 +52,15 @@ public final class SampleBufferPlayer: @unchecked Sendable {
     public let synchronizer: RenderSynchronizer
     private let queue = DispatchQueue(label: "longform.player")
     private let tagQueue = DispatchQueue(label: "longform.player.tags", qos: .utility)
+    private let readsTagsAhead: Bool
     private let queueKey = DispatchSpecificKey<Bool>()
     private let serializer: SampleBufferSerializer
     private let snapshot = Mutex(Snapshot())
-    private let handlers = Mutex<[Int: @Sendable (PlayerEvent) -> Void]>([:])
+    private struct Handler {
+        var wantsOffsets: Bool
+        var block: @Sendable (PlayerEvent) -> Void
+    }
+    private let handlers = Mutex<[Int: Handler]>([:])
     private let nextHandlerID = Atomic<Int>(0)
     private let logger = Logger(label: LogLabel.player)
 
@@ -68,10 +73,13 @@ public final class SampleBufferPlayer: @unchecked Sendable {
     /// Where `play()` starts from when stopped.
     private var resumeIndex = 0
 
-    /// A player on `renderer`, which plays once it is added to `synchronizer`.
-    public init(renderer: AudioRenderer, synchronizer: RenderSynchronizer) {
+    /// A player on `renderer`, which plays once it is added to `synchronizer`. With
+    /// `readsTagsAhead`, the tags of added items are read in the background, so that a playlist
+    /// shows titles before the items play; otherwise they become known as each item opens.
+    public init(renderer: AudioRenderer, synchronizer: RenderSynchronizer, readsTagsAhead: Bool = true) {
         self.renderer = renderer
         self.synchronizer = synchronizer
+        self.readsTagsAhead = readsTagsAhead
         queue.setSpecific(key: queueKey, value: true)
         serializer = SampleBufferSerializer(renderer: renderer, synchronizer: synchronizer, queue: queue)
         serializer.eventHandler = { [unowned self] event in serializerDidReport(event) }
@@ -107,17 +115,25 @@ public final class SampleBufferPlayer: @unchecked Sendable {
     // MARK: - Events
 
     /// Calls `handler` with every event, on the player's queue, in order. The handler may call
-    /// the player; it should not block.
+    /// the player; it should not block. `offsetChanged` events (every 0.1 s while playing) come
+    /// only while some handler asks for them with `includingOffsets`: they cost wake-ups.
     @discardableResult
-    public func addEventHandler(_ handler: @escaping @Sendable (PlayerEvent) -> Void) -> EventHandlerToken {
+    public func addEventHandler(includingOffsets: Bool = true, _ handler: @escaping @Sendable (PlayerEvent) -> Void) -> EventHandlerToken {
         let id = nextHandlerID.add(1, ordering: .relaxed).newValue
-        handlers.withLock { $0[id] = handler }
+        handlers.withLock { $0[id] = Handler(wantsOffsets: includingOffsets, block: handler) }
+        updateOffsetReporting()
         return EventHandlerToken(id: id)
     }
 
     /// Stops calling a handler.
     public func removeEventHandler(_ token: EventHandlerToken) {
         _ = handlers.withLock { $0.removeValue(forKey: token.id) }
+        updateOffsetReporting()
+    }
+
+    private func updateOffsetReporting() {
+        let wanted = handlers.withLock { $0.values.contains { $0.wantsOffsets } }
+        perform { serializer.reportsOffsets = wanted }
     }
 
     /// The events from now on, as an async sequence; ends when the consumer stops iterating.
@@ -329,7 +345,7 @@ public final class SampleBufferPlayer: @unchecked Sendable {
     /// Reads the tags of items added without them, one at a time in the background, so that the
     /// playlist shows titles before the items play.
     private func readTags(of newItems: [SampleBufferItem]) {
-        let pending = newItems.filter { $0.playlistItem.title == nil && $0.playlistItem.duration == nil }
+        let pending = readsTagsAhead ? newItems.filter { $0.playlistItem.title == nil && $0.playlistItem.duration == nil } : []
         guard !pending.isEmpty else { return }
         tagQueue.async { [weak self] in
             for item in pending {
@@ -436,7 +452,11 @@ public final class SampleBufferPlayer: @unchecked Sendable {
     }
 
     private func emit(_ event: PlayerEvent) {
-        for handler in handlers.withLock({ Array($0.sorted { $0.key < $1.key }.map(\.value)) }) { handler(event) }
+        let offsets: Bool
+        if case .offsetChanged = event { offsets = true } else { offsets = false }
+        for handler in handlers.withLock({ $0.sorted { $0.key < $1.key }.map(\.value) }) where !offsets || handler.wantsOffsets {
+            handler.block(event)
+        }
     }
 
     /// Runs `body` on the player's queue and waits for it (at once when already there).

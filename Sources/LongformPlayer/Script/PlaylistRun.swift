@@ -21,12 +21,14 @@ public enum PlaylistRun {
     /// player event, on the player's queue.
     public static func run(_ items: [PlaylistItem], renderer: AudioRenderer, synchronizer: RenderSynchronizer, script: EditScript? = nil,
                            events: @escaping @Sendable (PlayerEvent, SampleBufferPlayer) -> Void = { _, _ in }) throws(RouteError) -> Outcome {
-        let player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)
+        // A run shows no playlist: tags are read as each item opens, not ahead.
+        let player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer, readsTagsAhead: false)
         let failures = Mutex<[SourceError]>([])
         let refused = Refusals()
         let finished = DispatchSemaphore(value: 0)
         let actionRoute = renderer.route as? any FrameActionRoute
-        player.addEventHandler { event in
+        // Nobody watches the offset of a run; every offset tick would stop a WAV route.
+        player.addEventHandler(includingOffsets: false) { event in
             events(event, player)
             switch event {
             case .itemFailed(_, _, let error):

@@ -75,6 +75,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     private let renderable = NSCondition()
     private var renderableCount: UInt64 = 0 // guarded by `renderable`
     private var renderableCountAtRender: UInt64 = 0 // guarded by `renderable`
+    private var isDetached = false // guarded by `renderable`
     private let logger = Logger(label: LogLabel.renderer)
     private let enqueueLogger = Logger(label: LogLabel.enqueue)
 
@@ -316,6 +317,9 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             state.synchronizer = synchronizer
             return state.route
         }
+        renderable.lock()
+        isDetached = false
+        renderable.unlock()
         synchronizer.timebase.switchClock(to: RouteTimebaseClock(route.clock))
         try route.start(pullingFrom: self)
     }
@@ -326,8 +330,13 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             state.synchronizer = nil
             return state.route
         }
+        // A route waiting for audio returns at once from now on, so that it sees the stop without
+        // sleeping out its timeout.
+        renderable.lock()
+        isDetached = true
+        renderable.broadcast()
+        renderable.unlock()
         route.stop(waiting: waitingForRoute)
-        wakeRoute()
     }
 
     /// Called by the synchronizer after a rate or time change.
@@ -372,6 +381,9 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             }
             let sampleRate = Int32(timebase.clock.ticksPerSecond)
             let mediaFrame = segment.time.convertScale(sampleRate, method: .roundHalfAwayFromZero).value + (frame - segment.anchorTick)
+            // Read before the boundaries: a client adds its last boundary before it stops
+            // requesting, so a request seen ended means that boundary is seen too.
+            let isRequesting = isFast && state.withLock { $0.request != nil }
             if isFast {
                 // Stop at the first frame whose exact timeline time reaches the next boundary (the
                 // timeline may sit between frames after a seek to an off-grid time).
@@ -382,7 +394,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
                 }
             }
             let stop = state.withLock { state -> Bool in
-                if isFast && state.request != nil {
+                if isRequesting {
                     // More audio may still come: render only what is queued, and wait for the rest.
                     guard let end = state.queue.endFrame, end > mediaFrame else { return true }
                     span = min(span, Int(end - mediaFrame))
@@ -430,7 +442,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     public func waitForRenderableAudio(timeoutSeconds: Double) {
         let deadline = Date(timeIntervalSinceNow: timeoutSeconds)
         renderable.lock()
-        while renderableCount == renderableCountAtRender && renderable.wait(until: deadline) {}
+        while !isDetached && renderableCount == renderableCountAtRender && renderable.wait(until: deadline) {}
         renderable.unlock()
     }
 

@@ -91,13 +91,15 @@ public final class WAVFileRoute: FrameActionRoute, @unchecked Sendable {
                 }
                 var rendered = buffer.withUnsafeMutableBufferPointer { source.render(into: $0, frameCount: count, atRouteFrame: frame) }
                 if rendered == 0 {
-                    guard nextAction != nil, source.isTimelineStopped else {
+                    // Read the actions again: an observer that ran inside the render may have
+                    // removed them (the playlist ended).
+                    guard let next = actions.withLock({ $0.first?.frame }), next > frame, source.isTimelineStopped else {
                         source.waitForRenderableAudio(timeoutSeconds: 0.05)
                         continue
                     }
                     // Paused with an action ahead: the listener hears silence until then.
                     buffer.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
-                    rendered = count
+                    rendered = min(count, Int(next - frame))
                 }
                 do {
                     try buffer.withUnsafeBufferPointer { try writer.write(UnsafeBufferPointer(rebasing: $0[0..<(rendered * format.channelCount)])) }

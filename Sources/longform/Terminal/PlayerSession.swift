@@ -41,7 +41,8 @@ final class PlayerSession: @unchecked Sendable {
         self.store = store
         self.routeName = routeName
         self.isInteractive = isInteractive
-        player.addEventHandler { [weak self] event in self?.handle(event) }
+        // The screen reads the offset when it redraws; offset events would only cost wake-ups.
+        player.addEventHandler(includingOffsets: false) { [weak self] event in self?.handle(event) }
     }
 
     /// Runs until the user quits or the playlist ends; returns the number of items that failed.
