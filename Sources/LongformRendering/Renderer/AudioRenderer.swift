@@ -313,30 +313,28 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
 
     /// Called by `RenderSynchronizer.addRenderer`: the timeline now follows this renderer's route.
     func attach(to synchronizer: RenderSynchronizer) throws(RouteError) {
-        let route = state.withLock { state -> any AudioRoute in
-            state.synchronizer = synchronizer
-            return state.route
-        }
-        renderable.lock()
-        isDetached = false
-        renderable.unlock()
+        let route = setSynchronizer(synchronizer)
         synchronizer.timebase.switchClock(to: RouteTimebaseClock(route.clock))
         try route.start(pullingFrom: self)
     }
 
     /// Called when removed from its synchronizer: the route stops.
     func detach(waitingForRoute: Bool = true) {
+        setSynchronizer(nil).stop(waiting: waitingForRoute)
+    }
+
+    /// Attaches or detaches; returns the route. Detached, a route waiting for audio returns at
+    /// once, so that it sees its stop without sleeping out its timeout.
+    private func setSynchronizer(_ synchronizer: RenderSynchronizer?) -> any AudioRoute {
         let route = state.withLock { state -> any AudioRoute in
-            state.synchronizer = nil
+            state.synchronizer = synchronizer
             return state.route
         }
-        // A route waiting for audio returns at once from now on, so that it sees the stop without
-        // sleeping out its timeout.
         renderable.lock()
-        isDetached = true
+        isDetached = synchronizer == nil
         renderable.broadcast()
         renderable.unlock()
-        route.stop(waiting: waitingForRoute)
+        return route
     }
 
     /// Called by the synchronizer after a rate or time change.
