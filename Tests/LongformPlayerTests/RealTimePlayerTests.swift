@@ -54,29 +54,40 @@ import Testing
     }
 
     @Test func anEditWhosePartialFlushIsRefusedGoesOnFromThePlayhead() throws {
-        // Item 1 ends at frame 7800, inside the route period 7600..<8000: while that period is
-        // heard, the route already holds frames up to 8000, 200 of them of item 2.
+        // Item 1 ends at frame 7800, inside a route period of 400 frames: while that period is
+        // heard, the route already holds frames of item 2.
         let items = [try CodedAudio.item(1, frames: 7_800), try CodedAudio.item(2, frames: 6_000), try CodedAudio.item(3, frames: 7_000)]
-        let rig = try Rig()
-        rig.player.append(items.map { PlaylistItem(location: $0) })
-        rig.player.play()
         let boundary = MediaTime(value: 7_800, timescale: 8_000)
-        let deadline = Date(timeIntervalSinceNow: 5)
+        // The window (the route holds item 2 while item 1 is still heard) is under one period
+        // long; a loaded machine can miss it, so the scenario is tried up to three times.
+        var rig = try Rig()
         var removed = false
-        while Date() < deadline {
-            if let playhead = rig.renderer.playheadTime, playhead > boundary, rig.synchronizer.currentTime() < boundary - MediaTime(value: 40, timescale: 8_000) {
-                try rig.player.remove(at: 1)
-                removed = true
-                break
+        for attempt in 1...3 where !removed {
+            if attempt > 1 {
+                rig.finish()
+                rig = try Rig()
             }
-            Thread.sleep(forTimeInterval: 0.001)
+            rig.player.append(items.map { PlaylistItem(location: $0) })
+            rig.player.play()
+            let deadline = Date(timeIntervalSinceNow: 5)
+            while Date() < deadline && rig.synchronizer.currentTime() < boundary {
+                if let playhead = rig.renderer.playheadTime, playhead > boundary, rig.synchronizer.currentTime() < boundary - MediaTime(value: 40, timescale: 8_000) {
+                    try rig.player.remove(at: 1)
+                    removed = true
+                    break
+                }
+                Thread.sleep(forTimeInterval: 0.001)
+            }
         }
         #expect(removed, "the route never held audio past the boundary while item 1 was heard")
         #expect(rig.stopped.wait(timeout: .now() + 10) == .success)
         rig.finish()
-        // Item 1 is not restarted; the 200 frames of item 2 the route held are heard; item 3
-        // follows from the playhead, whole, with nothing lost or repeated.
-        #expect(rig.heard() == "item 1 frames 0..<7800, item 2 frames 0..<200, item 3 frames 0..<7000")
+        // Item 1 is not restarted; the frames of item 2 the route already held (up to the end of
+        // that period: 200 when the timeline started on the period grid, a few less when it started
+        // a little after) are heard; item 3 follows from the playhead, whole.
+        let heard = rig.heard()
+        let held = heard.firstMatch(of: /^item 1 frames 0\.\.<7800, item 2 frames 0\.\.<(\d+), item 3 frames 0\.\.<7000$/).flatMap { Int($0.1) }
+        #expect(held.map { (1...400).contains($0) } == true, "\(heard)")
     }
 
     @Test func eventsReportItemsOffsetsAndRatesInOrder() async throws {
