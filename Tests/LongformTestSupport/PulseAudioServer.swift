@@ -1,7 +1,7 @@
 import Foundation
 
 /// A real PulseAudio server for the tests, with a null sink named `longform_test`, on a private socket.
-/// Started once per test process; it exits by itself 30 s after its last client.
+/// Started once per test process (again if it has left); it exits by itself 30 s after its last client.
 public enum PulseAudioServer {
     /// The sink tests play to; record its monitor with `parec -d longform_test.monitor`.
     public static let sinkName = "longform_test"
@@ -13,7 +13,8 @@ public enum PulseAudioServer {
     public static func start() throws -> String {
         lock.lock()
         defer { lock.unlock() }
-        if let server {
+        // The server leaves 30 s after its last client: on a slow run it may be gone, and is started again.
+        if let server, (try? ExternalTool.run("pactl", ["--server", server, "info"]))?.status == 0 {
             setenv("PULSE_SERVER", server, 1)
             return server
         }
@@ -27,6 +28,7 @@ public enum PulseAudioServer {
             + " --load='module-null-sink sink_name=\(sinkName) rate=44100 channels=2'"
             + " --load='module-native-protocol-unix socket=\(socket) auth-anonymous=1'"
             + " --log-level=info </dev/null >'\(log)' 2>&1 &"
+        try? FileManager.default.removeItem(atPath: socket)
         try ExternalTool.check("/bin/sh", ["-c", command])
         let address = "unix:" + socket
         let deadline = Date(timeIntervalSinceNow: 10)
