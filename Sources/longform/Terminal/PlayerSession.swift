@@ -67,7 +67,7 @@ final class PlayerSession: @unchecked Sendable {
         timer.resume()
         self.timer = timer
         draw()
-        // Nothing playable at all: the player stopped before the handler was in place.
+        // Nothing playable at all: the player may have stopped already (finishing twice is harmless).
         if player.playbackState == .stopped { finish() }
         done.wait()
         return failures.value
@@ -135,6 +135,7 @@ final class PlayerSession: @unchecked Sendable {
         }
     }
 
+    private let drawing = NSLock()
     private let finishing = NSLock()
     private var hasFinished = false
 
@@ -158,8 +159,11 @@ final class PlayerSession: @unchecked Sendable {
         guard isInteractive else { return }
         let screen = NowPlayingScreen(routeName: routeName, entries: player.entries, currentIndex: player.currentIndex,
                                       offset: player.currentOffset, state: player.playbackState)
-        // Home, then each line cleared to its end, then the rest of the screen cleared.
+        // Home, then each line cleared to its end, then the rest of the screen cleared. The timer,
+        // the keys and the player's events all redraw: one screen at a time.
         let text = "\u{1B}[H" + screen.lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n") + "\u{1B}[J"
+        drawing.lock()
         FileHandle.standardOutput.write(Data(text.utf8))
+        drawing.unlock()
     }
 }
