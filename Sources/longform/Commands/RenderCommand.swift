@@ -53,7 +53,7 @@ struct RenderCommand: ParsableCommand {
         let edits = try script.map { path in
             do throws(EditScript.ReadError) { return try EditScript(contentsOfFile: path) } catch { throw CommandFailure(error.description) }
         }
-        let outcome = try Playback.run(items: items, route: route, lookAhead: lookahead, announce: false, script: edits)
+        let outcome = try Playback.run(items: items, route: route, lookAhead: lookahead, script: edits)
         if let error = route.error { throw ValidationError("\(output): \(error)") }
         let seconds = Double(outcome.frames) / Double(sampleRate)
         print("wrote \(output): \(outcome.frames) frames (\(String(format: "%.3f", seconds)) s)\(outcome.failures.isEmpty ? "" : ", \(outcome.failures.count) item(s) skipped")")
