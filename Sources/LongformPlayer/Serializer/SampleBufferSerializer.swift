@@ -163,13 +163,9 @@ final class SampleBufferSerializer: @unchecked Sendable {
             logger.info("continue: item \(matching) still enqueueing, the items after it change")
             enqueuingIndex = matching - 1
         }
-        for item in items[matching...] where !newItems[matching...].contains(where: { $0 === item }) {
-            takeOffTimeline(item)
-        }
-        for item in newItems[matching...] {
-            takeOffTimeline(item)
-            item.startOffset = .zero
-        }
+        // The old tail and the new one both start over (taking an item off twice is harmless).
+        for item in items[matching...] + newItems[matching...] { takeOffTimeline(item) }
+        for item in newItems[matching...] { item.startOffset = .zero }
         items = Array(items[..<matching]) + newItems[matching...]
         if enqueuingIndex < items.count {
             startRequesting()
