@@ -99,7 +99,7 @@ import Testing
         synchronizer.removeRenderer(renderer, at: .invalid)
         #expect(abs((second - first) - elapsed) < 0.03, "the timeline moved \(second - first) s in \(elapsed) s")
         // What was handed to the server runs ahead of what the sink plays by the server's latency.
-        #expect(written - second > 0.02 && written - second < 0.5, "written \(written) s, heard \(second) s")
+        #expect(written - second > 0.02 && written - second < 1.0, "written \(written) s, heard \(second) s")
     }
 
     @Test func theRouteCatalogFindsTheServersSinks() throws {

@@ -100,8 +100,24 @@ public final class Timebase: Sendable {
     public var renderClaim: Int64 { state.withLock { $0.renderClaim } }
 
     /// Ends a claim: ticks from `tick` on were not rendered after all and may still change.
+    /// A change that waited for the claim now applies from `tick`: an as-fast-as-possible route
+    /// that rendered nothing (the timeline stood still) would otherwise never reach it.
     public func releaseRenderClaim(downTo tick: Int64) {
-        state.withLock { $0.renderClaim = tick }
+        state.withLock { state in
+            let claim = state.renderClaim
+            state.renderClaim = tick
+            let earliest = max(tick, state.clock.earliestChangeableTick())
+            var moved = false
+            for index in state.segments.indices.dropFirst() where state.segments[index].effectiveTick > earliest && state.segments[index].effectiveTick <= claim {
+                let placed = state.segments[index].effectiveTick
+                let floor = max(earliest, state.segments[index - 1].effectiveTick)
+                state.segments[index].effectiveTick = floor
+                // "As soon as it can be heard" was anchored at the tick it applied from; it moves with it.
+                if state.segments[index].anchorTick == placed { state.segments[index].anchorTick = floor }
+                moved = true
+            }
+            if moved { state.generation &+= 1 }
+        }
     }
 
     private static func lookup(in state: State, tick: Int64) -> (segment: TimelineSegment, nextChangeTick: Int64?) {
