@@ -10,23 +10,20 @@ import Testing
 /// The player on a real-time route, the null route, whose monitor sees every period it renders:
 /// what happens when the route already holds audio past an edit, and the events a client sees.
 @Suite(.serialized) struct RealTimePlayerTests {
-    /// The samples a route rendered.
-    final class Recording: Sendable {
-        let samples = Mutex<[Float]>([])
-    }
-
     /// A player on a mono 8 kHz null route with 50 ms periods, recording what the route renders.
     final class Rig: Sendable {
         let renderer: AudioRenderer
         let synchronizer = RenderSynchronizer()
         let player: SampleBufferPlayer
-        let recording = Recording()
+        let recording = HeardAudio(channelCount: 1)
         let stopped = DispatchSemaphore(value: 0)
 
-        init() throws {
+        /// `canRewind` false: the route plays what it was handed, like a device that cannot take audio back.
+        init(canRewind: Bool = true) throws {
             let recording = recording
-            let route = NullRoute(sampleRate: CodedAudio.sampleRate, channelCount: 1, lookAhead: 60, periodSeconds: 0.05) { _, _, samples in
-                recording.samples.withLock { $0.append(contentsOf: samples) }
+            let route = NullRoute(sampleRate: CodedAudio.sampleRate, channelCount: 1, lookAhead: 60, periodSeconds: 0.05,
+                                  rewindMarginSeconds: canRewind ? 0.002 : nil) { firstFrame, _, samples in
+                recording.record(firstFrame: firstFrame, samples: samples)
             }
             renderer = AudioRenderer(route: route)
             player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)
@@ -38,7 +35,7 @@ import Testing
 
         /// What was heard, without the silence before the first item and after the last.
         func heard() -> String {
-            let frames = CodedAudio.frames(of: recording.samples.withLock { $0 })
+            let frames = CodedAudio.frames(of: recording.samples)
             guard let first = frames.firstIndex(where: { $0 != .silence }), let last = frames.lastIndex(where: { $0 != .silence }) else { return "" }
             return CodedAudio.summary(frames[first...last])
         }
@@ -53,25 +50,30 @@ import Testing
         let events = Mutex<[PlayerEvent]>([])
     }
 
-    @Test func anEditWhosePartialFlushIsRefusedGoesOnFromThePlayhead() throws {
+    /// Plays items 1, 2 and 3 and removes item 2 while item 1 is still heard but the route
+    /// already holds frames of item 2; returns what was heard.
+    func removeTheNextItemWhileTheRouteHoldsIt(canRewind: Bool) throws -> String {
         // Item 1 ends at frame 7800, inside a route period of 400 frames: while that period is
         // heard, the route already holds frames of item 2.
         let items = [try CodedAudio.item(1, frames: 7_800), try CodedAudio.item(2, frames: 6_000), try CodedAudio.item(3, frames: 7_000)]
         let boundary = MediaTime(value: 7_800, timescale: 8_000)
         // The window (the route holds item 2 while item 1 is still heard) is under one period
         // long; a loaded machine can miss it, so the scenario is tried up to three times.
-        var rig = try Rig()
+        var rig = try Rig(canRewind: canRewind)
         var removed = false
         for attempt in 1...3 where !removed {
             if attempt > 1 {
                 rig.finish()
-                rig = try Rig()
+                rig = try Rig(canRewind: canRewind)
             }
             rig.player.append(items.map { PlaylistItem(location: $0) })
             rig.player.play()
+            let clock = rig.renderer.route.clock
             let deadline = Date(timeIntervalSinceNow: 5)
             while Date() < deadline && rig.synchronizer.currentTime() < boundary {
-                if let playhead = rig.renderer.playheadTime, playhead > boundary, rig.synchronizer.currentTime() < boundary - MediaTime(value: 40, timescale: 8_000) {
+                let now = rig.synchronizer.currentTime()
+                let held = MediaTime(value: clock.framesRendered - clock.currentFrame(), timescale: 8_000)
+                if now + held > boundary, now < boundary - MediaTime(value: 40, timescale: 8_000) {
                     try rig.player.remove(at: 1)
                     removed = true
                     break
@@ -82,12 +84,22 @@ import Testing
         #expect(removed, "the route never held audio past the boundary while item 1 was heard")
         #expect(rig.stopped.wait(timeout: .now() + 10) == .success)
         rig.finish()
+        return rig.heard()
+    }
+
+    @Test func anEditWhosePartialFlushIsRefusedGoesOnFromThePlayhead() throws {
+        let heard = try removeTheNextItemWhileTheRouteHoldsIt(canRewind: false)
         // Item 1 is not restarted; the frames of item 2 the route already held (up to the end of
         // that period: 200 when the timeline started on the period grid, a few less when it started
         // a little after) are heard; item 3 follows from the playhead, whole.
-        let heard = rig.heard()
         let held = heard.firstMatch(of: /^item 1 frames 0\.\.<7800, item 2 frames 0\.\.<(\d+), item 3 frames 0\.\.<7000$/).flatMap { Int($0.1) }
         #expect(held.map { (1...400).contains($0) } == true, "\(heard)")
+    }
+
+    @Test func aRouteThatCanRewindTakesBackTheRemovedItemItHeld() throws {
+        let heard = try removeTheNextItemWhileTheRouteHoldsIt(canRewind: true)
+        // The route renders again from the end of item 1: not a frame of item 2 is heard.
+        #expect(heard == "item 1 frames 0..<7800, item 3 frames 0..<7000")
     }
 
     @Test func eventsReportItemsOffsetsAndRatesInOrder() async throws {

@@ -45,10 +45,8 @@ import Testing
     }
 
     @Test func pauseAndResumeLoseAndRepeatNothing() throws {
-        let collected = Mutex<[Float]>([])
-        let route = NullRoute(monitor: { _, _, samples in
-            collected.withLock { out in for index in stride(from: 0, to: samples.count, by: 2) where samples[index] != 0 { out.append(samples[index]) } }
-        })
+        let heard = HeardAudio(channelCount: 2)
+        let route = NullRoute(monitor: { firstFrame, _, samples in heard.record(firstFrame: firstFrame, samples: samples) })
         let renderer = AudioRenderer(route: route)
         let synchronizer = RenderSynchronizer()
         try synchronizer.addRenderer(renderer)
@@ -66,7 +64,8 @@ import Testing
         #expect(abs(synchronizer.currentTime().seconds - pausedAt.seconds - 0.3) < 0.06)
         synchronizer.setRate(0, time: .invalid)
         synchronizer.removeRenderer(renderer, at: .invalid)
-        let values = collected.withLock { $0 }
+        let samples = heard.samples
+        let values = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }.filter { $0 != 0 }
         // Every frame from 1 on exactly once, in order: nothing lost, nothing repeated.
         #expect(values.count > 20_000)
         do { let holds = values.enumerated().allSatisfy { $0.element == Float($0.offset + 1) / 1_048_576 }; #expect(holds) }

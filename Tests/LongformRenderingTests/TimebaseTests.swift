@@ -7,9 +7,13 @@ import Testing
 @Suite struct TimebaseTests {
     final class ManualClock: TimebaseClock {
         private let ticks = Mutex((heard: Int64(0), rendered: Int64(0)))
+        /// For a clock that can rewind: how far after the tick heard a change can apply.
+        let rewindMargin: Int64?
+        init(rewindMargin: Int64? = nil) { self.rewindMargin = rewindMargin }
+        var isRewindable: Bool { rewindMargin != nil }
         var ticksPerSecond: Int64 { 1_000 }
         func currentTick() -> Int64 { ticks.withLock { $0.heard } }
-        func earliestChangeableTick() -> Int64 { ticks.withLock { $0.rendered } }
+        func earliestChangeableTick() -> Int64 { ticks.withLock { ticks in rewindMargin.map { ticks.heard + $0 } ?? ticks.rendered } }
         func tick(atHostTime hostTime: UInt64) -> Int64 { Int64(hostTime / 1_000_000) }
         func set(heard: Int64, rendered: Int64) { ticks.withLock { $0 = (heard, rendered) } }
     }
@@ -53,5 +57,30 @@ import Testing
         #expect(timebase.segment(forTick: 399).segment.time(atTick: 399, ticksPerSecond: 1_000) == Self.ms(399))
         #expect(timebase.segment(forTick: 400).segment.time(atTick: 400, ticksPerSecond: 1_000) == Self.ms(9_000))
         timebase.releaseRenderClaim(downTo: 400)
+    }
+
+    @Test func aChangeWaitingForAClaimNeverRenderedAppliesWhereRenderingStopped() {
+        let clock = ManualClock()
+        let timebase = Timebase(clock: clock)
+        // An as-fast-as-possible route claims ticks while the timeline stands still, renders
+        // nothing, and gives them back; the start that came meanwhile must not wait for them.
+        _ = timebase.segmentForRendering(fromTick: 0, count: 8_192)
+        timebase.setRate(1, time: Self.ms(2_000), atHostTime: nil)
+        timebase.releaseRenderClaim(downTo: 0)
+        #expect(timebase.segment(forTick: 0).segment.rate == 1)
+        #expect(timebase.segment(forTick: 0).segment.time(atTick: 0, ticksPerSecond: 1_000) == Self.ms(2_000))
+    }
+
+    @Test func onARewindableClockAChangeReachesIntoWhatIsRendered() {
+        let clock = ManualClock(rewindMargin: 5)
+        let timebase = Timebase(clock: clock)
+        clock.set(heard: 0, rendered: 0)
+        timebase.setRate(1, time: .zero, atHostTime: nil)
+        clock.set(heard: 100, rendered: 2_000) // two seconds with the device, which can take them back
+        _ = timebase.segmentForRendering(fromTick: 2_000, count: 400)
+        let change = timebase.setRate(1, time: Self.ms(9_000), atHostTime: nil)
+        #expect(change.effectiveTick == 105)
+        #expect(timebase.segment(forTick: 104).segment.time(atTick: 104, ticksPerSecond: 1_000) == Self.ms(99))
+        #expect(timebase.segment(forTick: 105).segment.time(atTick: 105, ticksPerSecond: 1_000) == Self.ms(9_000))
     }
 }

@@ -153,6 +153,9 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             }
         }
         enqueueLogger.trace("enqueued \(buffer.outputFrameCount) frames at \(buffer.outputPresentationTime.seconds) s (\(buffer.format))")
+        // Audio for a time a rewindable route already rendered (as silence, after a cut) is heard
+        // from where it belongs.
+        if let route = rewindableRouteDrivingTimeline() { rewind(route, toMediaTime: buffer.outputPresentationTime) }
         wakeRoute()
         synchronizer?.rendererDidChangeBufferedAudio()
     }
@@ -247,12 +250,31 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
                 return time
             }
         }
+        if let cutTime, let route = rewindableRouteDrivingTimeline() { rewind(route, toMediaTime: cutTime) }
         logger.debug("flush from \(requested.seconds) s \(cutTime.map { "done at \($0.seconds) s" } ?? "refused: at or behind the playhead")")
         if cutTime != nil {
             wakeRoute()
             scheduleRequestIfReady()
         }
         return cutTime
+    }
+
+    /// Has a rewindable route render again from where media time `time` plays, when it already
+    /// rendered that far: from the earliest frame it can still change, or later, when the
+    /// timeline runs at rate 1 from there to `time` without a change in between.
+    private func rewind(_ route: any RewindableRoute, toMediaTime time: MediaTime) {
+        guard let timebase = state.withLock({ $0.synchronizer?.timebase }) else { return }
+        let earliest = route.clock.earliestChangeableFrame()
+        var frame = earliest
+        let (segment, nextChange) = timebase.segment(forTick: earliest)
+        // Stopped with no change ahead: what the route holds is silence that no queued audio changes.
+        if segment.rate == 0 && nextChange == nil { return }
+        if segment.rate == 1 {
+            let sampleRate = Int32(route.format.sampleRate)
+            let offset = (time - segment.time(atTick: earliest, ticksPerSecond: Int64(sampleRate))).convertScale(sampleRate, method: .roundTowardNegativeInfinity).value
+            if offset > 0 && nextChange.map({ earliest + offset < $0 }) ?? true { frame = earliest + offset }
+        }
+        if frame < route.clock.framesRendered { route.rewind(toFrame: frame) }
     }
 
     /// Calls `handler` on `queue` with the time of the first discarded sample whenever the renderer
@@ -337,10 +359,22 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         return route
     }
 
-    /// Called by the synchronizer after a rate or time change.
-    func timelineDidChange() {
+    /// Called by the synchronizer after a rate or time change that applies from `tick` of its
+    /// clock: a rewindable route that already rendered that tick renders again from there.
+    func timelineDidChange(fromTick tick: Int64) {
+        if let route = rewindableRouteDrivingTimeline(), tick < route.clock.framesRendered {
+            route.rewind(toFrame: tick)
+        }
         wakeRoute()
         scheduleRequestIfReady()
+    }
+
+    /// The route, when it can rewind and its clock is the timeline's (ticks are its frames).
+    private func rewindableRouteDrivingTimeline() -> (any RewindableRoute)? {
+        let (route, synchronizer) = state.withLock { ($0.route, $0.synchronizer) }
+        guard let rewindable = route as? any RewindableRoute, let clock = synchronizer?.timebase.clock as? RouteTimebaseClock,
+              clock.clock === route.clock else { return nil }
+        return rewindable
     }
 
     // MARK: - RouteRenderSource
@@ -356,6 +390,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             return frameCount
         }
         let timebase = synchronizer.timebase
+        let retainedFrame = retainedMediaFrame(timebase)
         // As fast as possible, observers due at the current position (one added exactly at the
         // playhead) fire before the audio moves on.
         if isFast { synchronizer.evaluateObservers(waitingForCompletion: true) }
@@ -398,7 +433,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
                     span = min(span, Int(end - mediaFrame))
                 }
                 let wasReady = Self.isReady(state)
-                let covered = state.queue.read(into: destination, from: mediaFrame, count: span)
+                let covered = state.queue.read(into: destination, from: mediaFrame, count: span, retainingFrom: retainedFrame)
                 if covered < span && !isFast {
                     becameReady = true // starved: ask again, whatever the last readiness change was
                     state.underrunFrames += Int64(span - covered)
@@ -425,6 +460,17 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         }
         if becameReady { scheduleRequestIfReady() }
         return produced
+    }
+
+    /// On a rewindable route, the media frame heard now: audio from there on may be rendered
+    /// again and stays queued until heard. `Int64.max` (keep nothing played) on other routes.
+    private func retainedMediaFrame(_ timebase: Timebase) -> Int64 {
+        let route = state.withLock { $0.route }
+        guard route.clock.rewindMarginFrames != nil, (timebase.clock as? RouteTimebaseClock)?.clock === route.clock else { return .max }
+        let heard = route.clock.currentFrame()
+        let sampleRate = Int64(route.format.sampleRate)
+        return timebase.segment(forTick: heard).segment.time(atTick: heard, ticksPerSecond: sampleRate)
+            .convertScale(Int32(sampleRate), method: .roundTowardNegativeInfinity).value
     }
 
     public var isTimelineStopped: Bool {
@@ -465,10 +511,16 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// timeline has not changed since; otherwise where the next render will start (also paused).
     private static func playheadFrame(_ state: State) -> Int64? {
         guard let timebase = state.synchronizer?.timebase else { return nil }
-        if let rendered = state.renderedMediaFrame, state.renderedGeneration == timebase.generation { return rendered }
         let sampleRate = state.route.format.sampleRate
-        // Frames a render has claimed count as handed over, even before the route says so.
-        let tick = max(state.route.clock.framesRendered, timebase.renderClaim)
+        let tick: Int64
+        if state.route.clock.rewindMarginFrames != nil, (timebase.clock as? RouteTimebaseClock)?.clock === state.route.clock {
+            // What a rewindable route holds can still be taken back: only what it is about to play counts.
+            tick = state.route.clock.earliestChangeableFrame()
+        } else {
+            if let rendered = state.renderedMediaFrame, state.renderedGeneration == timebase.generation { return rendered }
+            // Frames a render has claimed count as handed over, even before the route says so.
+            tick = max(state.route.clock.framesRendered, timebase.renderClaim)
+        }
         return timebase.segment(forTick: tick).segment.time(atTick: tick, ticksPerSecond: Int64(sampleRate))
             .convertScale(Int32(sampleRate), method: .roundHalfAwayFromZero).value
     }

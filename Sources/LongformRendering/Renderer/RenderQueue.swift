@@ -59,9 +59,10 @@ struct RenderQueue {
     }
 
     /// Copies media frames `start..<start+count` into `out` (silence where nothing is queued) and
-    /// drops chunks that end before `start + count`. Returns the frames that came from the queue.
+    /// drops chunks that end before `start + count` and before `retainedFrame` (audio a rewindable
+    /// route may render again). Returns the frames that came from the queue.
     @discardableResult
-    mutating func read(into out: UnsafeMutableBufferPointer<Float>, from start: Int64, count: Int) -> Int {
+    mutating func read(into out: UnsafeMutableBufferPointer<Float>, from start: Int64, count: Int, retainingFrom retainedFrame: Int64 = .max) -> Int {
         let end = start + Int64(count)
         var index = head
         var covered = 0
@@ -87,7 +88,8 @@ struct RenderQueue {
         }
         if cursor < end { fillSilence(out, frames: Int(cursor - start)..<count) }
         // Drop what is fully played.
-        while head < chunks.count && chunks[head].endFrame <= end {
+        let dropEnd = min(end, retainedFrame)
+        while head < chunks.count && chunks[head].endFrame <= dropEnd {
             sampleCount -= chunks[head].samples.count
             head += 1
         }

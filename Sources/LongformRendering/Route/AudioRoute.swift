@@ -29,6 +29,20 @@ public protocol AudioRoute: AnyObject, Sendable {
     func stop(waiting: Bool)
 }
 
+/// A real-time route that can take back audio it was handed but has not played yet (a device
+/// buffer it rewinds, a server stream it flushes). A timeline change or a cut in the queued audio
+/// then reaches the output within the route's margin, however much audio the route holds; so the
+/// route can hold a lot, and wake up rarely.
+///
+/// Contract: after `rewind(toFrame:)` the route renders again from `frame`, or from an earlier
+/// frame it has not played yet when its device cannot discard exactly there. Frames before
+/// `frame` render as they did before (the renderer keeps their audio until they are heard).
+/// Its clock's `rewindMarginFrames` says how close to the frame heard now a rewind can reach.
+public protocol RewindableRoute: AudioRoute {
+    /// Discards what the route holds from route frame `frame` on and renders it again; returns at once.
+    func rewind(toFrame frame: Int64)
+}
+
 /// What a route pulls audio from: the renderer.
 public protocol RouteRenderSource: AnyObject, Sendable {
     /// Fills `buffer` with up to `frameCount` interleaved frames that start at route frame `routeFrame`.

@@ -11,6 +11,9 @@ public final class RouteClock: Sendable {
     public let sampleRate: Int
     /// Whether the clock is the count of frames written (as-fast-as-possible routes).
     public let isDrivenByFramesWritten: Bool
+    /// For a `RewindableRoute`: how many frames after the one heard now a rewind can still reach
+    /// (the time the route needs to discard and write again). Nil for a route that cannot rewind.
+    public let rewindMarginFrames: Int64?
 
     private struct State {
         var anchorFrame: Int64 = 0
@@ -22,10 +25,18 @@ public final class RouteClock: Sendable {
     }
     private let state = Mutex(State())
 
-    /// A clock for a route running at `sampleRate`.
-    public init(sampleRate: Int, isDrivenByFramesWritten: Bool = false) {
+    /// A clock for a route running at `sampleRate`; `rewindMarginFrames` for a route that can rewind.
+    public init(sampleRate: Int, isDrivenByFramesWritten: Bool = false, rewindMarginFrames: Int64? = nil) {
         self.sampleRate = sampleRate
         self.isDrivenByFramesWritten = isDrivenByFramesWritten
+        self.rewindMarginFrames = rewindMarginFrames
+    }
+
+    /// The earliest frame a change can still reach: the next one the route renders, or, on a
+    /// route that can rewind, the frame heard now plus the margin.
+    public func earliestChangeableFrame() -> Int64 {
+        if let margin = rewindMarginFrames { return currentFrame() + margin }
+        return max(framesRendered, isDrivenByFramesWritten ? 0 : currentFrame())
     }
 
     /// Starts the clock over at frame 0, for a route that starts again.

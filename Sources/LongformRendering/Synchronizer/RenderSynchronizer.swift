@@ -132,7 +132,7 @@ public final class RenderSynchronizer: @unchecked Sendable {
             state.needsEvaluation = true
             return state.renderers
         }
-        for renderer in renderers { renderer.timelineDidChange() }
+        for renderer in renderers { renderer.timelineDidChange(fromTick: before.effectiveTick) }
         updateTimer()
         if before.rate != change.rate {
             let event = RateChange(rate: change.rate, time: change.time.isValid ? change.time : before.time)

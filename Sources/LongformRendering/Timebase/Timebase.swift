@@ -134,12 +134,14 @@ public final class Timebase: Sendable {
     }
 
     /// Sets rate and time together. `time` `.invalid` keeps the timeline continuous; `hostTime` nil
-    /// means "as soon as it can be heard". Returns the time and rate before the change.
+    /// means "as soon as it can be heard". Returns the time and rate before the change, and the
+    /// tick it applies from (on a rewindable clock, possibly a tick already rendered).
     @discardableResult
-    public func setRate(_ rate: Double, time: MediaTime, atHostTime hostTime: UInt64?) -> (time: MediaTime, rate: Double) {
+    public func setRate(_ rate: Double, time: MediaTime, atHostTime hostTime: UInt64?) -> (time: MediaTime, rate: Double, effectiveTick: Int64) {
         state.withLock { state in
             let tps = state.clock.ticksPerSecond
-            let effective = max(state.clock.earliestChangeableTick(), state.renderClaim)
+            // A claim only holds a change back when the claimed ticks cannot be rendered again.
+            let effective = state.clock.isRewindable ? state.clock.earliestChangeableTick() : max(state.clock.earliestChangeableTick(), state.renderClaim)
             let heard = state.clock.currentTick()
             // Segments that would only start at or after the new change were never rendered: replaced.
             while state.segments.count > 1 && state.segments[state.segments.count - 1].effectiveTick >= effective { state.segments.removeLast() }
@@ -158,7 +160,7 @@ public final class Timebase: Sendable {
             let governing = Self.governingIndex(in: state.segments, tick: heard)
             if governing > 0 { state.segments.removeFirst(governing) }
             state.generation &+= 1
-            return (previousTime, old.rate)
+            return (previousTime, old.rate, effective)
         }
     }
 

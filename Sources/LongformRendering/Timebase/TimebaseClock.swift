@@ -6,8 +6,12 @@ public protocol TimebaseClock: AnyObject, Sendable {
     var ticksPerSecond: Int64 { get }
     /// The tick heard or seen now.
     func currentTick() -> Int64
-    /// The earliest tick a rate or time change can still affect (what is not yet rendered).
+    /// The earliest tick a rate or time change can still affect (what is not yet rendered, or
+    /// what a rewindable route can still take back).
     func earliestChangeableTick() -> Int64
+    /// Whether ticks already rendered can be rendered again (the clock of a `RewindableRoute`):
+    /// a change then applies inside a render claim, and the route is rewound to it.
+    var isRewindable: Bool { get }
     /// The tick at host time `hostTime` nanoseconds.
     func tick(atHostTime hostTime: UInt64) -> Int64
 }
@@ -19,6 +23,7 @@ public final class HostTimebaseClock: TimebaseClock {
     public var ticksPerSecond: Int64 { 1_000_000_000 }
     public func currentTick() -> Int64 { Int64(HostClock.now()) }
     public func earliestChangeableTick() -> Int64 { currentTick() }
+    public var isRewindable: Bool { false }
     public func tick(atHostTime hostTime: UInt64) -> Int64 { Int64(hostTime) }
 }
 
@@ -28,6 +33,7 @@ final class RouteTimebaseClock: TimebaseClock {
     init(_ clock: RouteClock) { self.clock = clock }
     var ticksPerSecond: Int64 { Int64(clock.sampleRate) }
     func currentTick() -> Int64 { clock.currentFrame() }
-    func earliestChangeableTick() -> Int64 { max(clock.framesRendered, clock.isDrivenByFramesWritten ? 0 : clock.currentFrame()) }
+    func earliestChangeableTick() -> Int64 { clock.earliestChangeableFrame() }
+    var isRewindable: Bool { clock.rewindMarginFrames != nil }
     func tick(atHostTime hostTime: UInt64) -> Int64 { clock.frame(atHostTime: hostTime) }
 }

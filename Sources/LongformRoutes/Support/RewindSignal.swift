@@ -1,0 +1,40 @@
+import Foundation
+import LongformCore
+
+/// The rewinds asked of a route's thread: callers post the frame to render again from, and the
+/// thread, waiting for its next period, wakes at once to take it. Several rewinds before the
+/// thread takes them count as the earliest.
+final class RewindSignal: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var pendingFrame: Int64? // guarded by `condition`
+
+    /// Asks the thread to render again from `frame`.
+    func post(frame: Int64) {
+        condition.lock()
+        pendingFrame = min(pendingFrame ?? frame, frame)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Takes the pending rewind, if any.
+    func take() -> Int64? {
+        condition.lock()
+        defer { pendingFrame = nil; condition.unlock() }
+        return pendingFrame
+    }
+
+    /// Waits until the host clock reads `deadline` nanoseconds or a rewind is posted; returns the
+    /// rewind's frame (taken), or nil at the deadline.
+    func wait(untilNanoseconds deadline: UInt64) -> Int64? {
+        condition.lock()
+        defer { condition.unlock() }
+        while pendingFrame == nil {
+            let now = HostClock.now()
+            guard now < deadline else { return nil }
+            // The condition runs on the wall clock: wait for the remaining interval, then check the host clock again.
+            _ = condition.wait(until: Date(timeIntervalSinceNow: Double(deadline - now) / 1e9))
+        }
+        defer { pendingFrame = nil }
+        return pendingFrame
+    }
+}
