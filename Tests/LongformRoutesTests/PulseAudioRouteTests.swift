@@ -10,7 +10,6 @@ import Testing
 /// Playing to a real PulseAudio server (started by the tests, with a null sink) and finding the
 /// expected audio on the sink's monitor.
 @Suite(.serialized) struct PulseAudioRouteTests {
-    static func size(of path: String) -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
 
     /// Where `needle` best matches `haystack` (left channel), and the largest sample difference there.
     static func locate(_ needle: [Int32], in haystack: [Int32]) -> (offset: Int, maximumDifference: Int32)? {
@@ -36,42 +35,19 @@ import Testing
         let server = try PulseAudioServer.start()
         let reference = try TestAudio.reference("pulse-ref", seconds: 1.5, startFrequency: 440)
         let flac = try TestAudio.encode(reference, as: "flac", arguments: ["-c:a", "flac"])
-        // Raw 16-bit PCM to a file, ended with SIGKILL: a child of the test process inherits its
-        // blocked signal mask, so parec would not see SIGINT or SIGTERM; raw output needs no header.
-        let recording = TestAudio.path("pulse-monitor.raw")
-        FileManager.default.createFile(atPath: recording, contents: nil)
-        let recorder = Process()
-        recorder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        recorder.arguments = ["parec", "-d", "\(PulseAudioServer.sinkName).monitor", "--format=s16le", "--rate=44100", "--channels=2", "--raw", "--latency-msec=20"]
-        recorder.environment = ProcessInfo.processInfo.environment.merging(["PULSE_SERVER": server]) { $1 }
-        recorder.standardInput = FileHandle.nullDevice
-        recorder.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: recording))
-        try recorder.run()
-        // Play only once parec really captures (the monitor's silence arrives): a new stream on this
-        // VM's PulseAudio can take a second to start.
-        let recordingStarted = Date(timeIntervalSinceNow: 5)
-        while Self.size(of: recording) < 44_100 && Date() < recordingStarted {
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-
-        let recordedBeforePlaying = Self.size(of: recording)
+        let monitor = try MonitorRecording(server: server)
+        let recordedBeforePlaying = monitor.byteCount
         let started = Date()
         let renderer = AudioRenderer(route: PulseAudioRoute(sink: PulseAudioServer.sinkName))
         _ = try PlaylistRun.run([PlaylistItem(location: flac)], renderer: renderer, synchronizer: RenderSynchronizer())
         let elapsed = Date().timeIntervalSince(started)
         // parec's capture runs behind real time by its own start-up: stop it once the file covers
         // the whole time the item played, and a little more.
-        let covered = recordedBeforePlaying + Int((elapsed + 0.5) * 44_100) * 4
-        let recordingEnds = Date(timeIntervalSinceNow: 10)
-        while Self.size(of: recording) < covered && Date() < recordingEnds { Thread.sleep(forTimeInterval: 0.05) }
-        kill(recorder.processIdentifier, SIGKILL)
-        recorder.waitUntilExit()
+        let heard = monitor.finish(covering: recordedBeforePlaying + Int((elapsed + 0.5) * 44_100) * 4)
 
         // Real time, give or take the server's start: this VM's PulseAudio can take a second to
         // start a new stream (paplay shows the same), and the timeline waits for it.
         #expect(elapsed > 1.4 && elapsed < 5, "1.5 s of audio took \(elapsed) s")
-        let raw = try Data(contentsOf: URL(fileURLWithPath: recording))
-        let heard = raw.withUnsafeBytes { bytes in bytes.bindMemory(to: Int16.self).map { Int32($0) } }
         let expected = try WAVFileReader(path: reference).integerSamples
         let match = Self.locate(expected, in: heard)
         #expect(match != nil, "the reference was not found in \(heard.count / 2) frames recorded from the monitor")
@@ -81,7 +57,7 @@ import Testing
 
     @Test func thePulseClockRunsAtTheSinksRateBehindWhatWasWritten() throws {
         _ = try PulseAudioServer.start()
-        let route = PulseAudioRoute(sink: PulseAudioServer.sinkName, targetLatency: 0.2)
+        let route = PulseAudioRoute(sink: PulseAudioServer.sinkName)
         let renderer = AudioRenderer(route: route)
         let synchronizer = RenderSynchronizer()
         try synchronizer.addRenderer(renderer)
@@ -98,8 +74,45 @@ import Testing
         let written = Double(route.clock.framesRendered) / 44_100
         synchronizer.removeRenderer(renderer, at: .invalid)
         #expect(abs((second - first) - elapsed) < 0.03, "the timeline moved \(second - first) s in \(elapsed) s")
-        // What was handed to the server runs ahead of what the sink plays by the server's latency.
-        #expect(written - second > 0.02 && written - second < 1.0, "written \(written) s, heard \(second) s")
+        // What was handed to the server runs ahead of what the sink plays by the buffer it holds
+        // and the sink's own latency.
+        #expect(written - second > 0.02 && written - second < route.bufferDuration + 1, "written \(written) s, heard \(second) s")
+    }
+
+    @Test func aCutIsHeardAtOnceThoughTheServerHoldsTwoSeconds() throws {
+        let server = try PulseAudioServer.start()
+        let monitor = try MonitorRecording(server: server)
+        let route = PulseAudioRoute(sink: PulseAudioServer.sinkName)
+        let renderer = AudioRenderer(route: route)
+        let synchronizer = RenderSynchronizer()
+        try synchronizer.addRenderer(renderer)
+        // 4 s at level A; once 1 s is heard, everything from the playhead on becomes 1 s at level B.
+        renderer.enqueue(Self.constant(0.25, frames: 44_100 * 4, at: .zero))
+        synchronizer.setRate(1, time: .zero)
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while synchronizer.currentTime().seconds < 1 && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        #expect(route.clock.framesRendered - route.clock.currentFrame() > 44_100, "the server held less than a second")
+        let cut = renderer.flushFromPlayhead(notBefore: .zero)
+        renderer.enqueue(Self.constant(0.5, frames: 44_100, at: cut))
+        Thread.sleep(forTimeInterval: 2)
+        synchronizer.removeRenderer(renderer, at: .invalid)
+        let samples = monitor.finish(covering: 0)
+        let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
+        let levelA: Int32 = 8_192, levelB: Int32 = 16_384
+        let firstB = try #require(left.firstIndex { abs($0 - levelB) <= 1 }, "level B never came out")
+        let framesOfA = left.filter { abs($0 - levelA) <= 1 }.count
+        let framesOfB = left.filter { abs($0 - levelB) <= 1 }.count
+        #expect(!left[firstB...].contains { abs($0 - levelA) <= 1 }, "level A came out after level B: the server played what it held")
+        #expect(abs(Double(framesOfA) / 44_100 - cut.seconds) < 0.05, "\(framesOfA) frames of A came out for a cut at \(cut.seconds) s")
+        // B follows within a few milliseconds of where the cut was asked for: at most that much of it is lost.
+        #expect(framesOfB <= 44_100 && framesOfB > 44_100 - 441, "\(framesOfB) frames of B came out of 44100")
+    }
+
+    /// A stereo Float32 buffer at 44.1 kHz, every sample `value`, starting at `time`.
+    static func constant(_ value: Float, frames: Int, at time: MediaTime) -> SampleBuffer {
+        let samples = [Float](repeating: value, count: frames * 2)
+        return SampleBuffer(pcmFormat: AudioFormat(sampleRate: 44_100, channelCount: 2), planes: [samples.withUnsafeBytes { Array($0) }],
+                            frameCount: frames, presentationTime: time.convertScale(44_100, method: .roundHalfAwayFromZero))
     }
 
     @Test func theRouteCatalogFindsTheServersSinks() throws {
@@ -119,5 +132,42 @@ import Testing
         #expect { try route.start(pullingFrom: AudioRenderer(route: NullRoute())) } throws: { error in
             (error as! RouteError).description.hasPrefix("pulse")
         }
+    }
+}
+
+/// The test sink's monitor recorded by parec as raw 16-bit stereo into a file: what a listener heard.
+final class MonitorRecording {
+    private let recorder = Process()
+    private let path = TestAudio.path("pulse-monitor-\(UUID().uuidString.prefix(8)).raw")
+
+    /// Starts parec and returns once it really captures (the monitor's silence arrives): a new
+    /// stream on this VM's PulseAudio can take a second to start.
+    init(server: String) throws {
+        FileManager.default.createFile(atPath: path, contents: nil)
+        recorder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        recorder.arguments = ["parec", "-d", "\(PulseAudioServer.sinkName).monitor", "--format=s16le", "--rate=44100", "--channels=2", "--raw", "--latency-msec=20"]
+        recorder.environment = ProcessInfo.processInfo.environment.merging(["PULSE_SERVER": server]) { $1 }
+        recorder.standardInput = FileHandle.nullDevice
+        recorder.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try recorder.run()
+        let started = Date(timeIntervalSinceNow: 5)
+        while byteCount < 44_100 && Date() < started { Thread.sleep(forTimeInterval: 0.02) }
+    }
+
+    /// Bytes recorded so far.
+    var byteCount: Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
+
+    /// Stops parec once the file holds `bytes` (parec runs behind real time by its own start-up),
+    /// or after 10 s, and returns the samples.
+    @discardableResult
+    func finish(covering bytes: Int) -> [Int32] {
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while byteCount < bytes && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        // SIGKILL: a child of the test process inherits its blocked signal mask, so parec would
+        // not see SIGINT or SIGTERM; raw output needs no header.
+        kill(recorder.processIdentifier, SIGKILL)
+        recorder.waitUntilExit()
+        let raw = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
+        return raw.withUnsafeBytes { bytes in bytes.bindMemory(to: Int16.self).map { Int32($0) } }
     }
 }

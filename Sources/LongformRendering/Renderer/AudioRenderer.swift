@@ -462,13 +462,14 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         return produced
     }
 
-    /// On a rewindable route, the media frame heard now: audio from there on may be rendered
-    /// again and stays queued until heard. `Int64.max` (keep nothing played) on other routes.
+    /// On a rewindable route, the media frame heard a second ago: audio from there on may be
+    /// rendered again and stays queued (a route resumes after the frame heard, but its idea of
+    /// that frame can be off). `Int64.max` (keep nothing played) on other routes.
     private func retainedMediaFrame(_ timebase: Timebase) -> Int64 {
         let route = state.withLock { $0.route }
-        guard route.clock.rewindMarginFrames != nil, (timebase.clock as? RouteTimebaseClock)?.clock === route.clock else { return .max }
-        let heard = route.clock.currentFrame()
+        guard route.clock.canRewind, (timebase.clock as? RouteTimebaseClock)?.clock === route.clock else { return .max }
         let sampleRate = Int64(route.format.sampleRate)
+        let heard = route.clock.currentFrame() - sampleRate
         return timebase.segment(forTick: heard).segment.time(atTick: heard, ticksPerSecond: sampleRate)
             .convertScale(Int32(sampleRate), method: .roundTowardNegativeInfinity).value
     }
@@ -513,7 +514,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         guard let timebase = state.synchronizer?.timebase else { return nil }
         let sampleRate = state.route.format.sampleRate
         let tick: Int64
-        if state.route.clock.rewindMarginFrames != nil, (timebase.clock as? RouteTimebaseClock)?.clock === state.route.clock {
+        if state.route.clock.canRewind, (timebase.clock as? RouteTimebaseClock)?.clock === state.route.clock {
             // What a rewindable route holds can still be taken back: only what it is about to play counts.
             tick = state.route.clock.earliestChangeableFrame()
         } else {

@@ -11,9 +11,9 @@ public final class RouteClock: Sendable {
     public let sampleRate: Int
     /// Whether the clock is the count of frames written (as-fast-as-possible routes).
     public let isDrivenByFramesWritten: Bool
-    /// For a `RewindableRoute`: how many frames after the one heard now a rewind can still reach
-    /// (the time the route needs to discard and write again). Nil for a route that cannot rewind.
-    public let rewindMarginFrames: Int64?
+    /// Whether the route can rewind (a `RewindableRoute`).
+    public let canRewind: Bool
+    private let margin: Atomic<Int64>
 
     private struct State {
         var anchorFrame: Int64 = 0
@@ -29,7 +29,17 @@ public final class RouteClock: Sendable {
     public init(sampleRate: Int, isDrivenByFramesWritten: Bool = false, rewindMarginFrames: Int64? = nil) {
         self.sampleRate = sampleRate
         self.isDrivenByFramesWritten = isDrivenByFramesWritten
-        self.rewindMarginFrames = rewindMarginFrames
+        canRewind = rewindMarginFrames != nil
+        margin = Atomic(rewindMarginFrames ?? 0)
+    }
+
+    /// For a `RewindableRoute`: how many frames after the one heard now a rewind can still reach
+    /// (the time the route needs to discard and write again). Nil for a route that cannot rewind.
+    public var rewindMarginFrames: Int64? { canRewind ? margin.load(ordering: .relaxed) : nil }
+
+    /// Sets the rewind margin, for a route that learns how far its device lets it rewind.
+    public func setRewindMarginFrames(_ frames: Int64) {
+        if canRewind { margin.store(max(frames, 0), ordering: .relaxed) }
     }
 
     /// The earliest frame a change can still reach: the next one the route renders, or, on a

@@ -34,6 +34,6 @@ final class RouteTimebaseClock: TimebaseClock {
     var ticksPerSecond: Int64 { Int64(clock.sampleRate) }
     func currentTick() -> Int64 { clock.currentFrame() }
     func earliestChangeableTick() -> Int64 { clock.earliestChangeableFrame() }
-    var isRewindable: Bool { clock.rewindMarginFrames != nil }
+    var isRewindable: Bool { clock.canRewind }
     func tick(atHostTime hostTime: UInt64) -> Int64 { clock.frame(atHostTime: hostTime) }
 }

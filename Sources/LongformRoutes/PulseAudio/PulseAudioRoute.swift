@@ -5,9 +5,13 @@ import LongformCore
 import LongformRendering
 
 /// Plays to a PulseAudio server (or PipeWire's pulse server), to its default sink or a named one.
-/// The clock is the frames written minus the latency the server reports, so that the timeline
-/// reads the time of what comes out of the sink.
-public final class PulseAudioRoute: AudioRoute, @unchecked Sendable {
+///
+/// The server holds a large buffer (`bufferDuration`, 2 s) that the route fills in large writes,
+/// so that it wakes up a few times a second. It can still take that buffer back: a rewind flushes
+/// the stream and writes again from the frame the server was about to play, so that a pause, a
+/// seek or an edit is heard within milliseconds. The clock is the server's own account of the
+/// frame heard now (the stream's read position less the sink's latency).
+public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
     public let name: String
     public let format: AudioFormat
     public let pacing = RoutePacing.realTime
@@ -15,97 +19,97 @@ public final class PulseAudioRoute: AudioRoute, @unchecked Sendable {
     public let clock: RouteClock
     /// The sink, or nil for the server's default.
     public let sink: String?
-    /// Server-side buffer we ask for, in seconds: the latency we then compensate.
-    public let targetLatency: Double
+    /// Seconds of audio the server holds ahead of what is heard.
+    public let bufferDuration: Double
+    /// Seconds of audio per write: the server asks again when that much has played.
+    public let writeDuration: Double
     private let thread = RestartableRouteThread()
+    private let rewinds = RewindSignal()
     private let logger = Logger(label: LogLabel.route)
-    private let connection = LockedValue<PulseConnection?>(nil)
+    private let connection = LockedValue<PulseStream?>(nil)
 
     /// A route to `sink` (nil: the default sink).
-    public init(sink: String? = nil, sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 4, targetLatency: Double = 0.3) {
+    public init(sink: String? = nil, sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 4,
+                bufferDuration: Double = 2, writeDuration: Double = 0.5) {
         self.sink = sink
         self.name = sink.map { "pulse:" + $0 } ?? "pulse"
         self.format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
-        self.preferredLookAhead = lookAhead
-        self.targetLatency = targetLatency
-        self.clock = RouteClock(sampleRate: sampleRate)
+        self.preferredLookAhead = max(lookAhead, bufferDuration + 1)
+        self.bufferDuration = bufferDuration
+        self.writeDuration = writeDuration
+        // Where a flush lets the next write start depends on the sink (15–20 ms past the frame heard
+        // on a null sink); the route starts from 20 ms and learns it from each flush.
+        self.clock = RouteClock(sampleRate: sampleRate, rewindMarginFrames: Int64(sampleRate / 50))
     }
 
     public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
-        let stream = try PulseConnection(route: name, sink: sink, format: format, targetLatency: targetLatency)
+        let stream = try PulseStream(route: name, sink: sink, format: format, bufferSeconds: bufferDuration, requestSeconds: writeDuration)
         connection.value = stream
-        let format = format, clock = clock, logger = logger, name = name
+        let format = format, clock = clock, logger = logger, name = name, rewinds = rewinds
+        let writeFrames = Int(Double(format.sampleRate) * writeDuration)
+        // After a flush the first write is short, so that it is heard at once; the rest follows.
+        let firstWriteFrames = format.sampleRate / 100
+        let safetyFrames = Int64(format.sampleRate / 1000)
+        _ = rewinds.take() // one posted to an earlier run of the route
         thread.start(name: "longform.route.pulse", clock: clock) { thread in
-            let period = format.sampleRate / PulseConnection.periodsPerSecond
-            var buffer = [Float](repeating: 0, count: period * format.channelCount)
-            var frame: Int64 = 0
-            while !thread.shouldStop {
-                _ = buffer.withUnsafeMutableBufferPointer { source.render(into: $0, frameCount: period, atRouteFrame: frame) }
-                do {
-                    try stream.write(buffer)
-                } catch {
-                    logger.error("\(name): \(error)")
-                    break
+            var buffer = [Float](repeating: 0, count: Int(Double(format.sampleRate) * (self.bufferDuration + 0.1)) * format.channelCount)
+            var frame: Int64 = 0 // the next frame to write
+            var isRefilling = true
+            do {
+                while !thread.shouldStop {
+                    let writable = try stream.waitUntilWritable(minimumFrames: isRefilling ? 1 : writeFrames)
+                    if thread.shouldStop { break }
+                    if let target = rewinds.take(), target < frame {
+                        // The server plays on from what it was about to play: everything from there is written again.
+                        let resume = try stream.flush()
+                        logger.trace("\(name): rewound to frame \(target); the server resumes at \(resume), \(frame - resume) frames written again")
+                        // The server cannot take back what its sink already has: learn how far ahead
+                        // of the frame heard that reaches, so that the next change is placed past it.
+                        let reach = resume - clock.currentFrame() + safetyFrames
+                        let margin = clock.rewindMarginFrames ?? reach
+                        clock.setRewindMarginFrames(reach > margin ? reach : (3 * margin + reach) / 4)
+                        frame = min(frame, resume)
+                        clock.noteFramesRendered(frame)
+                        isRefilling = true
+                        continue
+                    }
+                    var count = min(writable, buffer.count / format.channelCount)
+                    if isRefilling {
+                        count = min(count, firstWriteFrames)
+                        isRefilling = false
+                    }
+                    guard count > 0 else { continue }
+                    try buffer.withUnsafeMutableBufferPointer { pointer in
+                        let slice = UnsafeMutableBufferPointer(rebasing: pointer[0..<(count * format.channelCount)])
+                        _ = source.render(into: slice, frameCount: count, atRouteFrame: frame)
+                        try stream.write(UnsafeBufferPointer(slice))
+                    }
+                    frame += Int64(count)
+                    clock.noteFramesRendered(frame)
+                    if let heard = stream.heardFrame() { clock.update(frame: heard, heardAtHostTime: HostClock.now()) }
                 }
-                frame += Int64(period)
-                clock.noteFramesRendered(frame)
-                // What the server holds is heard `latency` from now: frames written minus that is heard now.
-                let latency = stream.latencySeconds()
-                clock.update(frame: frame - Int64(latency * Double(format.sampleRate)), heardAtHostTime: HostClock.now())
+            } catch {
+                logger.error("\(name): \(error)")
             }
             // Stopping is immediate: what the server still holds is past the end the timeline reached.
-            stream.flush()
+            _ = try? stream.flush()
         }
+    }
+
+    /// Renders again from `frame`; see `RewindableRoute`.
+    public func rewind(toFrame frame: Int64) {
+        rewinds.post(frame: frame)
+        connection.value?.interrupt()
     }
 
     /// Stops pulling; see `AudioRoute.stop(waiting:)`.
     public func stop(waiting: Bool = true) {
-        thread.stop(waiting: waiting)
-        if waiting { connection.value = nil }
-    }
-}
-
-/// Owns a `pa_simple` playback stream and frees it in `deinit`.
-final class PulseConnection: @unchecked Sendable {
-    private let handle: OpaquePointer
-    /// Writes per second: 100 ms periods, few enough to stay cheap; the latency they add is compensated.
-    static let periodsPerSecond = 10
-
-    init(route: String, sink: String?, format: AudioFormat, targetLatency: Double) throws(RouteError) {
-        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(format.sampleRate), channels: UInt8(format.channelCount))
-        let bytesPerSecond = Double(format.sampleRate * format.channelCount * 4)
-        // Explicit prebuffer and request sizes: left to the server (with adjusted latency) the stream
-        // can sit for seconds before it starts, waiting for a prebuffer the requests never fill.
-        let frameBytes = UInt32(format.channelCount * 4)
-        let periodBytes = UInt32(format.sampleRate / Self.periodsPerSecond) * frameBytes
-        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(bytesPerSecond * targetLatency) / frameBytes * frameBytes,
-                                        prebuf: periodBytes * 2, minreq: periodBytes, fragsize: UInt32.max)
-        var error: Int32 = 0
-        guard let handle = pa_simple_new(nil, "longform", PA_STREAM_PLAYBACK, sink, "playback", &spec, nil, &attributes, &error) else {
-            throw RouteError(route: route, reason: String(cString: pa_strerror(error)))
+        let stream = connection.value
+        thread.stop(waiting: false)
+        stream?.interrupt()
+        if waiting {
+            thread.stop(waiting: true)
+            connection.value = nil
         }
-        self.handle = handle
-    }
-
-    deinit { pa_simple_free(handle) }
-
-    /// Writes interleaved Float32 frames; blocks while the server's buffer is full.
-    func write(_ samples: [Float]) throws(RouteError) {
-        var error: Int32 = 0
-        let status = samples.withUnsafeBytes { pa_simple_write(handle, $0.baseAddress, $0.count, &error) }
-        if status < 0 { throw RouteError(route: "pulse", reason: String(cString: pa_strerror(error))) }
-    }
-
-    /// The server's latency for this stream: buffered audio plus the sink's.
-    func latencySeconds() -> Double {
-        var error: Int32 = 0
-        let microseconds = pa_simple_get_latency(handle, &error)
-        return microseconds == UInt64.max ? 0 : Double(microseconds) / 1_000_000
-    }
-
-    /// Drops what the server has not played yet.
-    func flush() {
-        var error: Int32 = 0
-        _ = pa_simple_flush(handle, &error)
     }
 }

@@ -25,9 +25,11 @@ final class RouteThread: Sendable {
     /// Whether the route should leave its loop.
     var shouldStop: Bool { isStopRequested.load(ordering: .relaxed) }
 
-    /// Asks the loop to end and waits for it, unless `waiting` is false or called from the loop's own thread.
+    /// Asks the loop to end and waits for it, unless `waiting` is false or called from the loop's
+    /// own thread. A stop that waits after one that did not (the caller woke the loop in between) waits too.
     func stop(waiting: Bool = true) {
-        guard hasStarted.load(ordering: .sequentiallyConsistent), !isStopRequested.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        guard hasStarted.load(ordering: .sequentiallyConsistent) else { return }
+        isStopRequested.store(true, ordering: .sequentiallyConsistent)
         if !waiting || threadIdentity.withLock({ $0 }) == ObjectIdentifier(Thread.current) { return }
         finished.wait()
         finished.signal() // a later stop() returns at once

@@ -1,0 +1,158 @@
+import CPulse
+import Foundation
+import LongformCore
+import LongformRendering
+
+/// A PulseAudio playback stream on libpulse's threaded mainloop: owns the mainloop, the context
+/// and the stream, and frees them in `deinit`. Every call takes the mainloop's lock; the stream's
+/// callbacks only wake the thread that waits in `waitUntilWritable`.
+///
+/// Frames are counted by the stream's write index: the first frame written is frame 0, and a
+/// flush sets the next one back to the frame the server was about to play.
+final class PulseStream: @unchecked Sendable {
+    private let mainloop: OpaquePointer
+    private var context: OpaquePointer?
+    private var stream: OpaquePointer?
+    private let route: String
+    private let frameBytes: Int
+    private let sampleRate: Int
+    /// Set by `interrupt()`, cleared by the waiter: another thread has something for the route's thread.
+    private var isInterrupted = false // guarded by the mainloop lock
+
+    /// Connects to the server and opens a stream to `sink` (nil: the default) that holds
+    /// `bufferSeconds` and asks for more whenever `requestSeconds` are free.
+    init(route: String, sink: String?, format: AudioFormat, bufferSeconds: Double, requestSeconds: Double, timeoutSeconds: Double = 5) throws(RouteError) {
+        self.route = route
+        frameBytes = format.channelCount * MemoryLayout<Float>.size
+        sampleRate = format.sampleRate
+        guard let mainloop = pa_threaded_mainloop_new() else { throw RouteError(route: route, reason: "cannot create a PulseAudio mainloop") }
+        self.mainloop = mainloop
+        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
+            pa_threaded_mainloop_free(mainloop)
+            throw RouteError(route: route, reason: "cannot start a PulseAudio mainloop")
+        }
+        lock()
+        defer { unlock() }
+        // Callbacks carry the mainloop, and only wake whoever waits on it.
+        let userdata = UnsafeMutableRawPointer(mainloop)
+        context = pa_context_new(pa_threaded_mainloop_get_api(mainloop), "longform")
+        guard let context else { throw RouteError(route: route, reason: "cannot create a PulseAudio context") }
+        pa_context_set_state_callback(context, { _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, userdata)
+        guard pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else { throw contextError() }
+        let deadline = Date(timeIntervalSinceNow: timeoutSeconds)
+        while pa_context_get_state(context) != PA_CONTEXT_READY {
+            let state = pa_context_get_state(context)
+            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { throw contextError() }
+            if Date() > deadline { throw RouteError(route: route, reason: "the PulseAudio server did not answer within \(timeoutSeconds) s") }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(format.sampleRate), channels: UInt8(format.channelCount))
+        guard let stream = pa_stream_new(context, "playback", &spec, nil) else { throw contextError() }
+        self.stream = stream
+        pa_stream_set_state_callback(stream, { _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, userdata)
+        pa_stream_set_write_callback(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, userdata)
+        let bytesPerSecond = Double(format.sampleRate * frameBytes)
+        func bytes(_ seconds: Double) -> UInt32 { UInt32(bytesPerSecond * seconds) / UInt32(frameBytes) * UInt32(frameBytes) }
+        // No prebuffering: playback starts with the first write, and again at once after a flush.
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(bufferSeconds), prebuf: 0, minreq: bytes(requestSeconds), fragsize: UInt32.max)
+        let flags = pa_stream_flags_t(PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
+        guard pa_stream_connect_playback(stream, sink, &attributes, flags, nil, nil) >= 0 else { throw contextError() }
+        while pa_stream_get_state(stream) != PA_STREAM_READY {
+            if pa_stream_get_state(stream) == PA_STREAM_FAILED { throw contextError() }
+            if Date() > deadline { throw RouteError(route: route, reason: "the PulseAudio stream did not open within \(timeoutSeconds) s") }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+    }
+
+    deinit {
+        lock()
+        if let stream {
+            pa_stream_disconnect(stream)
+            pa_stream_unref(stream)
+        }
+        if let context {
+            pa_context_disconnect(context)
+            pa_context_unref(context)
+        }
+        unlock()
+        pa_threaded_mainloop_stop(mainloop)
+        pa_threaded_mainloop_free(mainloop)
+    }
+
+    private func lock() { pa_threaded_mainloop_lock(mainloop) }
+    private func unlock() { pa_threaded_mainloop_unlock(mainloop) }
+
+    private func contextError() -> RouteError {
+        RouteError(route: route, reason: String(cString: pa_strerror(context.map { pa_context_errno($0) } ?? Int32(PA_ERR_UNKNOWN.rawValue))))
+    }
+
+    /// Waits until the server takes at least `minimumFrames` frames, or `interrupt()` is called;
+    /// returns the frames it takes now (0 when interrupted before there was room).
+    func waitUntilWritable(minimumFrames: Int) throws(RouteError) -> Int {
+        lock()
+        defer { unlock() }
+        while true {
+            guard let stream, pa_stream_get_state(stream) == PA_STREAM_READY else { throw RouteError(route: route, reason: "the stream failed: \(contextError().reason)") }
+            let writable = pa_stream_writable_size(stream)
+            if writable < 0 { throw contextError() } // (size_t) -1
+            let frames = writable / frameBytes
+            if isInterrupted {
+                isInterrupted = false
+                return frames
+            }
+            if frames >= minimumFrames { return frames }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+    }
+
+    /// Wakes the thread waiting in `waitUntilWritable`, from any other thread.
+    func interrupt() {
+        lock()
+        isInterrupted = true
+        pa_threaded_mainloop_signal(mainloop, 0)
+        unlock()
+    }
+
+    /// Hands interleaved Float32 frames to the server, after what it holds.
+    func write(_ samples: UnsafeBufferPointer<Float>) throws(RouteError) {
+        lock()
+        defer { unlock() }
+        guard let stream, pa_stream_write(stream, samples.baseAddress, samples.count * MemoryLayout<Float>.size, nil, 0, PA_SEEK_RELATIVE) >= 0 else {
+            throw contextError()
+        }
+    }
+
+    /// Drops what the server holds and has not played; returns the frame the next write is
+    /// played as (the server's write index, now back at the frame it was about to play).
+    func flush() throws(RouteError) -> Int64 {
+        lock()
+        defer { unlock() }
+        guard let stream else { throw contextError() }
+        try runToCompletion(pa_stream_flush(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, UnsafeMutableRawPointer(mainloop)))
+        try runToCompletion(pa_stream_update_timing_info(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, UnsafeMutableRawPointer(mainloop)))
+        guard let timing = pa_stream_get_timing_info(stream) else { throw contextError() }
+        return timing.pointee.write_index / Int64(frameBytes)
+    }
+
+    /// The frame heard now (from the server's interpolated timing), or nil while the stream is not
+    /// playing yet: a new stream can take a second to start, and the clock must not run meanwhile.
+    func heardFrame() -> Int64? {
+        lock()
+        defer { unlock() }
+        guard let stream, let timing = pa_stream_get_timing_info(stream), timing.pointee.playing != 0 else { return nil }
+        var microseconds: pa_usec_t = 0
+        guard pa_stream_get_time(stream, &microseconds) >= 0 else { return nil }
+        return Int64(microseconds) * Int64(sampleRate) / 1_000_000
+    }
+
+    /// Waits (with the lock held) for an operation to finish.
+    private func runToCompletion(_ operation: OpaquePointer?) throws(RouteError) {
+        guard let operation else { throw contextError() }
+        defer { pa_operation_unref(operation) }
+        while pa_operation_get_state(operation) == PA_OPERATION_RUNNING {
+            guard let stream, pa_stream_get_state(stream) == PA_STREAM_READY else { throw contextError() }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+    }
+}
