@@ -22,7 +22,7 @@ import Testing
         init(canRewind: Bool = true) throws {
             let recording = recording
             let route = NullRoute(sampleRate: CodedAudio.sampleRate, channelCount: 1, lookAhead: 60, periodSeconds: 0.05,
-                                  rewindMarginSeconds: canRewind ? 0.002 : nil) { firstFrame, _, samples in
+                                  rewindMarginSeconds: canRewind ? 0.0005 : nil) { firstFrame, _, samples in
                 recording.record(firstFrame: firstFrame, samples: samples)
             }
             renderer = AudioRenderer(route: route)

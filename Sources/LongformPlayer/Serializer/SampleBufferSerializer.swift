@@ -126,7 +126,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
         self.rate = rate
         logger.info("restart: \(newItems.count) item(s) from \(offset.seconds) s of \(newItems.first?.playlistItem.displayTitle ?? "nothing"), rate \(rate)")
         // Enough for a smooth start goes in before the rate is set, so that the start is not delayed.
-        provideMediaData(seconds: AudioRenderer.prerollDuration, whetherReady: true)
+        provideMediaData(seconds: renderer.preferredPrerollDuration, whetherReady: true)
         // Always announced: the item that plays may not be the first asked for (that one failed).
         reconcile(at: startTime, announcing: nil)
         if enqueuingIndex < items.count { startRequesting() }

@@ -35,6 +35,9 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     public static let maximumQueuedBytes = 4 << 30
     /// Audio ahead of the playhead that counts as enough to start smoothly, in seconds (or the look-ahead if smaller).
     public static let prerollDuration = 0.5
+    /// The same on a rewindable route: audio enqueued a little late is still heard where it
+    /// belongs (the route renders again from it), so a start need only cover the next enqueue.
+    public static let rewindablePrerollDuration = 0.05
 
     private struct Request {
         var queue: DispatchQueue
@@ -118,6 +121,11 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
 
     /// Whether it wants more buffers: less than the look-ahead is enqueued ahead of the playhead.
     public var isReadyForMoreMediaData: Bool { state.withLock { Self.isReady($0) } }
+
+    /// Seconds to enqueue before starting: `prerollDuration`, or `rewindablePrerollDuration` on a rewindable route.
+    public var preferredPrerollDuration: Double {
+        state.withLock { $0.route.clock.canRewind ? Self.rewindablePrerollDuration : Self.prerollDuration }
+    }
 
     /// Whether enough is enqueued to start without a stutter: the preroll, or everything there will be.
     public var hasSufficientMediaDataForReliablePlaybackStart: Bool { state.withLock { Self.hasSufficientData($0) } }
@@ -540,7 +548,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     private static func hasSufficientData(_ state: State) -> Bool {
         if state.request == nil { return true }
         let seconds = Double(framesAhead(state)) / Double(state.route.format.sampleRate)
-        return seconds >= min(prerollDuration, state.lookAhead * 0.9)
+        return seconds >= min(state.route.clock.canRewind ? rewindablePrerollDuration : prerollDuration, state.lookAhead * 0.9)
     }
 
     /// Runs the request block on its queue if the renderer is ready and no call is already scheduled.
