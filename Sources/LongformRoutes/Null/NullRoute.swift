@@ -22,7 +22,7 @@ public final class NullRoute: RewindableRoute, @unchecked Sendable {
 
     /// A null route at `sampleRate` with `channelCount` channels, rendering every `periodSeconds`.
     /// With `rewindMarginSeconds` nil it cannot rewind, like a device that plays what it is handed.
-    public init(sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 4, periodSeconds: Double = 0.05,
+    public init(sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 4, periodSeconds: Double = 0.1,
                 rewindMarginSeconds: Double? = 0.0005,
                 monitor: (@Sendable (_ firstFrame: Int64, _ hostTime: UInt64, _ samples: UnsafeBufferPointer<Float>) -> Void)? = nil) {
         format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)

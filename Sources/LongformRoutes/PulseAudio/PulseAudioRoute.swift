@@ -6,8 +6,8 @@ import LongformRendering
 
 /// Plays to a PulseAudio server (or PipeWire's pulse server), to its default sink or a named one.
 ///
-/// The server holds a large buffer (`bufferDuration`, 2 s) that the route fills in large writes,
-/// so that it wakes up a few times a second. It can still take that buffer back: a rewind flushes
+/// The server holds a large buffer (`bufferDuration`, 4 s) that the route fills in large writes
+/// (1 s), so that it wakes up about once a second. It can still take that buffer back: a rewind flushes
 /// the stream and writes again from the frame the server was about to play, so that a pause, a
 /// seek or an edit is heard within milliseconds. The clock is the server's own account of the
 /// frame heard now (the stream's read position less the sink's latency).
@@ -30,7 +30,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
 
     /// A route to `sink` (nil: the default sink).
     public init(sink: String? = nil, sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 4,
-                bufferDuration: Double = 2, writeDuration: Double = 0.5) {
+                bufferDuration: Double = 4, writeDuration: Double = 1) {
         self.sink = sink
         self.name = sink.map { "pulse:" + $0 } ?? "pulse"
         self.format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
@@ -49,7 +49,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
         let writeFrames = Int(Double(format.sampleRate) * writeDuration)
         // After a flush the first write is short, so that it is heard at once; the rest follows.
         let firstWriteFrames = format.sampleRate / 100
-        let safetyFrames = Int64(format.sampleRate / 1000)
+        let safetyFrames = Int64(format.sampleRate / 1000), maximumMarginFrames = Int64(format.sampleRate / 10)
         _ = rewinds.take() // one posted to an earlier run of the route
         thread.start(name: "longform.route.pulse", clock: clock) { thread in
             var buffer = [Float](repeating: 0, count: Int(Double(format.sampleRate) * (self.bufferDuration + 0.1)) * format.channelCount)
@@ -61,13 +61,17 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     if thread.shouldStop { break }
                     if let target = rewinds.take(), target < frame {
                         // The server plays on from what it was about to play: everything from there is written again.
-                        let resume = try stream.flush()
+                        let (resume, heard) = try stream.flush()
                         logger.trace("\(name): rewound to frame \(target); the server resumes at \(resume), \(frame - resume) frames written again")
-                        // The server cannot take back what its sink already has: learn how far ahead
-                        // of the frame heard that reaches, so that the next change is placed past it.
-                        let reach = resume - clock.currentFrame() + safetyFrames
-                        let margin = clock.rewindMarginFrames ?? reach
-                        clock.setRewindMarginFrames(reach > margin ? reach : (3 * margin + reach) / 4)
+                        if let heard {
+                            // The server cannot take back what its sink already has: learn how far
+                            // ahead of the frame heard that reaches, so that the next change is placed
+                            // past it (within reason: a stalled server must not push changes away).
+                            clock.update(frame: heard, heardAtHostTime: HostClock.now())
+                            let reach = min(resume - heard + safetyFrames, maximumMarginFrames)
+                            let margin = clock.rewindMarginFrames ?? reach
+                            clock.setRewindMarginFrames(reach > margin ? reach : (3 * margin + reach) / 4)
+                        }
                         frame = min(frame, resume)
                         clock.noteFramesRendered(frame)
                         isRefilling = true

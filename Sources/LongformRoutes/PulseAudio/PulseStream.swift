@@ -56,6 +56,7 @@ final class PulseStream: @unchecked Sendable {
         func bytes(_ seconds: Double) -> UInt32 { UInt32(bytesPerSecond * seconds) / UInt32(frameBytes) * UInt32(frameBytes) }
         // No prebuffering: playback starts with the first write, and again at once after a flush.
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(bufferSeconds), prebuf: 0, minreq: bytes(requestSeconds), fragsize: UInt32.max)
+        // libpulse's automatic timing updates start every 10 ms and slow down to every 1.5 s.
         let flags = pa_stream_flags_t(PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
         guard pa_stream_connect_playback(stream, sink, &attributes, flags, nil, nil) >= 0 else { throw contextError() }
         while pa_stream_get_state(stream) != PA_STREAM_READY {
@@ -124,15 +125,16 @@ final class PulseStream: @unchecked Sendable {
     }
 
     /// Drops what the server holds and has not played; returns the frame the next write is
-    /// played as (the server's write index, now back at the frame it was about to play).
-    func flush() throws(RouteError) -> Int64 {
+    /// played as (the server's write index, now back at the frame it was about to play), and the
+    /// frame heard now by the fresh timing that came with it (nil while the stream is not playing).
+    func flush() throws(RouteError) -> (resume: Int64, heard: Int64?) {
         lock()
         defer { unlock() }
         guard let stream else { throw contextError() }
         try runToCompletion(pa_stream_flush(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, UnsafeMutableRawPointer(mainloop)))
         try runToCompletion(pa_stream_update_timing_info(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, UnsafeMutableRawPointer(mainloop)))
         guard let timing = pa_stream_get_timing_info(stream) else { throw contextError() }
-        return timing.pointee.write_index / Int64(frameBytes)
+        return (timing.pointee.write_index / Int64(frameBytes), heardFrameLocked())
     }
 
     /// The frame heard now (from the server's interpolated timing), or nil while the stream is not
@@ -140,6 +142,10 @@ final class PulseStream: @unchecked Sendable {
     func heardFrame() -> Int64? {
         lock()
         defer { unlock() }
+        return heardFrameLocked()
+    }
+
+    private func heardFrameLocked() -> Int64? {
         guard let stream, let timing = pa_stream_get_timing_info(stream), timing.pointee.playing != 0 else { return nil }
         var microseconds: pa_usec_t = 0
         guard pa_stream_get_time(stream, &microseconds) >= 0 else { return nil }
