@@ -47,7 +47,7 @@ public final class NullRoute: RewindableRoute, @unchecked Sendable {
                 }
             }
             clock.update(frame: 0, heardAtHostTime: start)
-            _ = rewinds.take() // one posted to an earlier run of the route
+            rewinds.reset()
             var frame: Int64 = 0 // the next frame to render
             while !thread.shouldStop {
                 // Render each period just as it begins; a rewind meanwhile renders again what is not heard yet.
@@ -56,6 +56,7 @@ public final class NullRoute: RewindableRoute, @unchecked Sendable {
                     if from < frame { render(from: from, count: Int(frame - from)) }
                     continue
                 }
+                if thread.shouldStop { break }
                 render(from: frame, count: period)
                 frame += Int64(period)
                 clock.noteFramesRendered(frame)
@@ -66,6 +67,10 @@ public final class NullRoute: RewindableRoute, @unchecked Sendable {
     /// Renders again from `frame`; see `RewindableRoute`.
     public func rewind(toFrame frame: Int64) { rewinds.post(frame: frame) }
 
-    /// Stops pulling; see `AudioRoute.stop(waiting:)`.
-    public func stop(waiting: Bool = true) { thread.stop(waiting: waiting) }
+    /// Stops pulling; see `AudioRoute.stop(waiting:)`. The thread wakes at once rather than at its next period.
+    public func stop(waiting: Bool = true) {
+        thread.stop(waiting: false)
+        rewinds.interrupt()
+        if waiting { thread.stop(waiting: true) }
+    }
 }

@@ -50,7 +50,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
         // After a flush the first write is short, so that it is heard at once; the rest follows.
         let firstWriteFrames = format.sampleRate / 100
         let safetyFrames = Int64(format.sampleRate / 1000), maximumMarginFrames = Int64(format.sampleRate / 10)
-        _ = rewinds.take() // one posted to an earlier run of the route
+        rewinds.reset()
         thread.start(name: "longform.route.pulse", clock: clock) { thread in
             var buffer = [Float](repeating: 0, count: Int(Double(format.sampleRate) * (self.bufferDuration + 0.1)) * format.channelCount)
             var frame: Int64 = 0 // the next frame to write

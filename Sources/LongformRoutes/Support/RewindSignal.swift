@@ -7,12 +7,29 @@ import LongformCore
 final class RewindSignal: @unchecked Sendable {
     private let condition = NSCondition()
     private var pendingFrame: Int64? // guarded by `condition`
+    private var isInterrupted = false // guarded by `condition`
 
     /// Asks the thread to render again from `frame`.
     func post(frame: Int64) {
         condition.lock()
         pendingFrame = min(pendingFrame ?? frame, frame)
         condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Ends the current or next wait at once, without a rewind: the route is stopping.
+    func interrupt() {
+        condition.lock()
+        isInterrupted = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Forgets a rewind or an interruption meant for an earlier run of the route.
+    func reset() {
+        condition.lock()
+        pendingFrame = nil
+        isInterrupted = false
         condition.unlock()
     }
 
@@ -23,12 +40,16 @@ final class RewindSignal: @unchecked Sendable {
         return pendingFrame
     }
 
-    /// Waits until the host clock reads `deadline` nanoseconds or a rewind is posted; returns the
-    /// rewind's frame (taken), or nil at the deadline.
+    /// Waits until the host clock reads `deadline` nanoseconds, a rewind is posted or `interrupt()`
+    /// is called; returns the rewind's frame (taken), or nil otherwise.
     func wait(untilNanoseconds deadline: UInt64) -> Int64? {
         condition.lock()
         defer { condition.unlock() }
         while pendingFrame == nil {
+            if isInterrupted {
+                isInterrupted = false
+                return nil
+            }
             let now = HostClock.now()
             guard now < deadline else { return nil }
             // The condition runs on the wall clock: wait for the remaining interval, then check the host clock again.
