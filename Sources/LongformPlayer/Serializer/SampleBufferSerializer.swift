@@ -113,6 +113,11 @@ final class SampleBufferSerializer: @unchecked Sendable {
     /// `timelineTime` is where the first frame goes on the timeline (the offset itself unless the
     /// timeline must go on, as after a route change).
     func restart(with newItems: [SampleBufferItem], atOffset offset: MediaTime, rate: Double, timelineTime: MediaTime? = nil) {
+        // The pause, the flush, the preroll and the start reach a rewindable route as one change.
+        renderer.batchingRewinds { restartBatched(with: newItems, atOffset: offset, rate: rate, timelineTime: timelineTime) }
+    }
+
+    private func restartBatched(with newItems: [SampleBufferItem], atOffset offset: MediaTime, rate: Double, timelineTime: MediaTime?) {
         stopEnqueuing()
         items = newItems
         for item in items {
@@ -138,14 +143,21 @@ final class SampleBufferSerializer: @unchecked Sendable {
     /// present ones from the front keep their enqueued audio, and the renderer is flushed from the
     /// start of the first one that changed. If the current item itself changed, restarts.
     func continuePlayback(with newItems: [SampleBufferItem]) {
+        var isRestart = false
+        // The cut and the first audio after it reach a rewindable route as one change.
+        renderer.batchingRewinds {
+            isRestart = !continuePlaybackBatched(with: newItems)
+        }
+        if isRestart { restart(with: newItems, atOffset: .zero, rate: rate) }
+    }
+
+    /// Returns false when nothing of the present items stays: the caller restarts.
+    private func continuePlaybackBatched(with newItems: [SampleBufferItem]) -> Bool {
         var matching = 0
         while matching < min(items.count, newItems.count), items[matching] === newItems[matching], items[matching].isEnqueued {
             matching += 1
         }
-        guard matching > 0 else {
-            restart(with: newItems, atOffset: .zero, rate: rate)
-            return
-        }
+        guard matching > 0 else { return false }
         let last = items[matching - 1]
         if last.isFullyEnqueued, let split = last.timelineEnd {
             // Everything from the first changed item on goes; if the route already has audio past
@@ -168,10 +180,15 @@ final class SampleBufferSerializer: @unchecked Sendable {
         for item in newItems[matching...] { item.startOffset = .zero }
         items = Array(items[..<matching]) + newItems[matching...]
         if enqueuingIndex < items.count {
+            // The first audio of the changed items goes in now, not when the request block runs.
+            provideMediaData(seconds: renderer.preferredPrerollDuration, whetherReady: true)
+        }
+        if enqueuingIndex < items.count {
             startRequesting()
         } else {
             finishEnqueueing()
         }
+        return true
     }
 
     /// Sets the rate (0 pauses, 1 plays) from where the timeline is.

@@ -79,6 +79,8 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     private var renderableCount: UInt64 = 0 // guarded by `renderable`
     private var renderableCountAtRender: UInt64 = 0 // guarded by `renderable`
     private var isDetached = false // guarded by `renderable`
+    /// Rewinds asked for inside `batchingRewinds`: how deep the batches are, and the earliest frame.
+    private let rewindBatch = Mutex<(depth: Int, frame: Int64?)>((0, nil))
     private let logger = Logger(label: LogLabel.renderer)
     private let enqueueLogger = Logger(label: LogLabel.enqueue)
 
@@ -282,7 +284,34 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             let offset = (time - segment.time(atTick: earliest, ticksPerSecond: Int64(sampleRate))).convertScale(sampleRate, method: .roundTowardNegativeInfinity).value
             if offset > 0 && nextChange.map({ earliest + offset < $0 }) ?? true { frame = earliest + offset }
         }
-        if frame < route.clock.framesRendered { route.rewind(toFrame: frame) }
+        if frame < route.clock.framesRendered { requestRewind(of: route, toFrame: frame) }
+    }
+
+    /// Runs `changes` (flushes, enqueues, rate changes on its synchronizer) and has a rewindable
+    /// route render again once, from the earliest frame they touched, instead of after each one: a
+    /// seek is a pause, a flush, an enqueue and a start, and a route that flushes a server stream
+    /// for each would be heard later. Rewinds other threads ask for meanwhile wait for the end too.
+    public func batchingRewinds<Result>(_ changes: () throws -> Result) rethrows -> Result {
+        rewindBatch.withLock { $0.depth += 1 }
+        defer {
+            let frame = rewindBatch.withLock { batch -> Int64? in
+                batch.depth -= 1
+                guard batch.depth == 0, let frame = batch.frame else { return nil }
+                batch.frame = nil
+                return frame
+            }
+            if let frame, let route = rewindableRouteDrivingTimeline() { route.rewind(toFrame: frame) }
+        }
+        return try changes()
+    }
+
+    private func requestRewind(of route: any RewindableRoute, toFrame frame: Int64) {
+        let isDeferred = rewindBatch.withLock { batch -> Bool in
+            guard batch.depth > 0 else { return false }
+            batch.frame = min(batch.frame ?? frame, frame)
+            return true
+        }
+        if !isDeferred { route.rewind(toFrame: frame) }
     }
 
     /// Calls `handler` on `queue` with the time of the first discarded sample whenever the renderer
@@ -371,7 +400,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// clock: a rewindable route that already rendered that tick renders again from there.
     func timelineDidChange(fromTick tick: Int64) {
         if let route = rewindableRouteDrivingTimeline(), tick < route.clock.framesRendered {
-            route.rewind(toFrame: tick)
+            requestRewind(of: route, toFrame: tick)
         }
         wakeRoute()
         scheduleRequestIfReady()
