@@ -61,6 +61,9 @@ final class Listener: @unchecked Sendable {
 /// Records a PulseAudio sink's monitor with parec and times every frame by its arrival.
 final class MonitorRecorder: @unchecked Sendable {
     private let process = Process()
+    /// Frames parec has delivered (a class, so that the reading thread can share it).
+    private final class Count: Sendable { let frames = Atomic<Int>(0) }
+    private let received = Count()
 
     init(sink: String, listener: Listener) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
@@ -70,6 +73,7 @@ final class MonitorRecorder: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let reader = pipe.fileHandleForReading
+        let received = received
         let thread = Thread {
             var pending = Data()
             while true {
@@ -84,11 +88,19 @@ final class MonitorRecorder: @unchecked Sendable {
                     for frame in 0..<frames { left[frame] = bytes.loadUnaligned(fromByteOffset: frame * 4, as: Int16.self) }
                 }
                 pending.removeFirst(frames * 4)
+                received.frames.add(frames, ordering: .relaxed)
                 // Every frame counts as out when its chunk arrived (the bench script times mpd the same way).
                 left.withUnsafeBufferPointer { listener.hear($0, firstHeardAt: arrived, spread: false) }
             }
         }
         thread.start()
+    }
+
+    /// Waits until parec delivers `seconds` of audio: its stream, like any new one on this
+    /// machine's PulseAudio, can take a second to start, and a backlog would time frames late.
+    func waitUntilCapturing(seconds: Double, sampleRate: Int) {
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while received.frames.load(ordering: .relaxed) < Int(seconds * Double(sampleRate)) && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
     }
 
     func stop() {
@@ -127,8 +139,10 @@ let synchronizer = RenderSynchronizer()
 let player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)
 try synchronizer.addRenderer(renderer)
 player.append([PlaylistItem(location: itemA), PlaylistItem(location: itemB)])
-// A new stream on this machine's PulseAudio can take a second to start; it starts here, not in a trial.
+// A new stream on this machine's PulseAudio can take a second to start; it starts here, not in a
+// trial, and so does the recorder's.
 player.play()
+recorder?.waitUntilCapturing(seconds: 1, sampleRate: sampleRate)
 Thread.sleep(forTimeInterval: 2)
 
 func isItem(_ code: Int) -> @Sendable (Int16) -> Bool { { (code * 1000..<(code * 1000 + 600)).contains(Int($0)) } }

@@ -511,6 +511,17 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             .convertScale(Int32(sampleRate), method: .roundTowardNegativeInfinity).value
     }
 
+    public func queuedFrameCount(fromRouteFrame routeFrame: Int64) -> Int64? {
+        state.withLock { state -> Int64? in
+            guard let timebase = state.synchronizer?.timebase, state.request != nil else { return nil }
+            let (segment, nextChange) = timebase.segment(forTick: routeFrame)
+            if segment.rate == 0 { return nextChange.map { max(0, $0 - routeFrame) } }
+            let sampleRate = Int64(state.route.format.sampleRate)
+            let mediaFrame = segment.time(atTick: routeFrame, ticksPerSecond: sampleRate).convertScale(Int32(sampleRate), method: .roundHalfAwayFromZero).value
+            return max(0, (state.queue.endFrame ?? mediaFrame) - mediaFrame)
+        }
+    }
+
     public var isTimelineStopped: Bool {
         guard let synchronizer = state.withLock({ $0.synchronizer }) else { return true }
         return synchronizer.timebase.rate == 0

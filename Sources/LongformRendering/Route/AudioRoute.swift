@@ -56,6 +56,11 @@ public protocol RouteRenderSource: AnyObject, Sendable {
     var isTimelineStopped: Bool { get }
     /// Blocks an as-fast-as-possible route until there may be audio to render, or `timeoutSeconds` pass.
     func waitForRenderableAudio(timeoutSeconds: Double)
+    /// How many frames from route frame `routeFrame` on are queued audio now; nil when what would
+    /// render there will not change (the timeline stands still, or no more audio is coming). A
+    /// rewindable route with a large buffer writes no further ahead than this while it has enough,
+    /// so that it does not write silence it must take back when the audio arrives.
+    func queuedFrameCount(fromRouteFrame routeFrame: Int64) -> Int64?
 }
 
 /// Why a route could not open or play.

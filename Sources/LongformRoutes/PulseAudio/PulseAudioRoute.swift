@@ -50,6 +50,9 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
         // After a flush the first write is short, so that it is heard at once; the rest follows.
         let firstWriteFrames = format.sampleRate / 100
         let safetyFrames = Int64(format.sampleRate / 1000), maximumMarginFrames = Int64(format.sampleRate / 10)
+        // Written ahead of the frame heard, whether or not audio is queued for it: what keeps the
+        // server from running dry while the renderer is still being filled.
+        let lowWaterFrames = Int64(format.sampleRate / 2)
         rewinds.reset()
         thread.start(name: "longform.route.pulse", clock: clock) { thread in
             var buffer = [Float](repeating: 0, count: Int(Double(format.sampleRate) * (self.bufferDuration + 0.1)) * format.channelCount)
@@ -82,7 +85,16 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                         count = min(count, firstWriteFrames)
                         isRefilling = false
                     }
-                    guard count > 0 else { continue }
+                    if let queued = source.queuedFrameCount(fromRouteFrame: frame) {
+                        let needed = lowWaterFrames - (frame - clock.currentFrame())
+                        count = min(count, Int(max(queued, needed, 0)))
+                    }
+                    guard count > 0 else {
+                        // Enough is written and the rest is still being enqueued: look again shortly,
+                        // or at once on a rewind.
+                        if let target = rewinds.wait(untilNanoseconds: HostClock.now() + 20_000_000) { rewinds.post(frame: target) }
+                        continue
+                    }
                     try buffer.withUnsafeMutableBufferPointer { pointer in
                         let slice = UnsafeMutableBufferPointer(rebasing: pointer[0..<(count * format.channelCount)])
                         _ = source.render(into: slice, frameCount: count, atRouteFrame: frame)
