@@ -37,7 +37,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     public static let prerollDuration = 0.5
     /// The same on a rewindable route: audio enqueued a little late is still heard where it
     /// belongs (the route renders again from it), so a start need only cover the next enqueue.
-    public static let rewindablePrerollDuration = 0.05
+    public static let rewindablePrerollDuration = 0.2
 
     private struct Request {
         var queue: DispatchQueue
@@ -79,8 +79,11 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     private var renderableCount: UInt64 = 0 // guarded by `renderable`
     private var renderableCountAtRender: UInt64 = 0 // guarded by `renderable`
     private var isDetached = false // guarded by `renderable`
-    /// Rewinds asked for inside `batchingRewinds`: how deep the batches are, and the earliest frame.
-    private let rewindBatch = Mutex<(depth: Int, frame: Int64?)>((0, nil))
+    /// Rewinds asked for inside `batchingRewinds`: how deep the batches are, the earliest frame,
+    /// and which batch it is.
+    private let rewindBatch = Mutex<(depth: Int, frame: Int64?, generation: Int)>((0, nil, 0))
+    /// How long a batch may hold a rewind back (its changes may open a slow file or URL).
+    private static let rewindBatchDeadline = 0.01
     private let logger = Logger(label: LogLabel.renderer)
     private let enqueueLogger = Logger(label: LogLabel.enqueue)
 
@@ -205,6 +208,11 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             if state.status == .rendering { state.status = .unknown }
         }
         logger.debug("flushed")
+        // What a rewindable route holds is taken back too: it is silence now.
+        if let route = rewindableRouteDrivingTimeline() {
+            let earliest = route.clock.earliestChangeableFrame()
+            if earliest < renderedEnd(of: route) { requestRewind(of: route, toFrame: earliest) }
+        }
         wakeRoute()
         scheduleRequestIfReady()
     }
@@ -284,7 +292,14 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             let offset = (time - segment.time(atTick: earliest, ticksPerSecond: Int64(sampleRate))).convertScale(sampleRate, method: .roundTowardNegativeInfinity).value
             if offset > 0 && nextChange.map({ earliest + offset < $0 }) ?? true { frame = earliest + offset }
         }
-        if frame < route.clock.framesRendered { requestRewind(of: route, toFrame: frame) }
+        if frame < renderedEnd(of: route) { requestRewind(of: route, toFrame: frame) }
+    }
+
+    /// The end of what `route` has rendered or is rendering now: a render in progress may already
+    /// have read the old timeline or queue for frames up to its claim.
+    private func renderedEnd(of route: any AudioRoute) -> Int64 {
+        let claim = state.withLock { $0.synchronizer?.timebase.renderClaim } ?? .min
+        return max(route.clock.framesRendered, claim)
     }
 
     /// Runs `changes` (flushes, enqueues, rate changes on its synchronizer) and has a rewindable
@@ -292,7 +307,18 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// seek is a pause, a flush, an enqueue and a start, and a route that flushes a server stream
     /// for each would be heard later. Rewinds other threads ask for meanwhile wait for the end too.
     public func batchingRewinds<Result>(_ changes: () throws -> Result) rethrows -> Result {
-        rewindBatch.withLock { $0.depth += 1 }
+        let started = rewindBatch.withLock { batch -> Int? in
+            batch.depth += 1
+            guard batch.depth == 1 else { return nil }
+            batch.generation += 1
+            return batch.generation
+        }
+        if let started {
+            // A batch that takes long (opening a slow file) lets what it asked for so far be heard.
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.rewindBatchDeadline) { [weak self] in
+                self?.postPendingRewind(ofBatch: started)
+            }
+        }
         defer {
             let frame = rewindBatch.withLock { batch -> Int64? in
                 batch.depth -= 1
@@ -303,6 +329,15 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             if let frame, let route = rewindableRouteDrivingTimeline() { route.rewind(toFrame: frame) }
         }
         return try changes()
+    }
+
+    private func postPendingRewind(ofBatch generation: Int) {
+        let frame = rewindBatch.withLock { batch -> Int64? in
+            guard batch.generation == generation, batch.depth > 0, let frame = batch.frame else { return nil }
+            batch.frame = nil
+            return frame
+        }
+        if let frame, let route = rewindableRouteDrivingTimeline() { route.rewind(toFrame: frame) }
     }
 
     private func requestRewind(of route: any RewindableRoute, toFrame frame: Int64) {
@@ -339,6 +374,8 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// keeps running and keeps what it was handed, and the renderer is flushed from the playhead.
     public func setRoute(_ newRoute: any AudioRoute) throws(RouteError) {
         let (oldRoute, synchronizer) = state.withLock { ($0.route, $0.synchronizer) }
+        // A rewind held back for the old route means nothing on the new one.
+        if oldRoute !== newRoute { rewindBatch.withLock { $0.frame = nil } }
         let flushTime: MediaTime
         if oldRoute === newRoute {
             flushTime = flushFromPlayhead(notBefore: .zero)
@@ -399,7 +436,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// Called by the synchronizer after a rate or time change that applies from `tick` of its
     /// clock: a rewindable route that already rendered that tick renders again from there.
     func timelineDidChange(fromTick tick: Int64) {
-        if let route = rewindableRouteDrivingTimeline(), tick < route.clock.framesRendered {
+        if let route = rewindableRouteDrivingTimeline(), tick < renderedEnd(of: route) {
             requestRewind(of: route, toFrame: tick)
         }
         wakeRoute()

@@ -34,7 +34,8 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
         self.sink = sink
         self.name = sink.map { "pulse:" + $0 } ?? "pulse"
         self.format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
-        self.preferredLookAhead = max(lookAhead, bufferDuration + 1)
+        // Well past what the server holds, so that the route finds audio queued when it writes.
+        self.preferredLookAhead = max(lookAhead, bufferDuration + 2)
         self.bufferDuration = bufferDuration
         self.writeDuration = writeDuration
         // Where a flush lets the next write start depends on the sink (15–20 ms past the frame heard
@@ -43,6 +44,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
     }
 
     public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
+        stop(waiting: true) // a route started again: its old thread is woken and gone first
         let stream = try PulseStream(route: name, sink: sink, format: format, bufferSeconds: bufferDuration, requestSeconds: writeDuration)
         connection.value = stream
         let format = format, clock = clock, logger = logger, name = name, rewinds = rewinds
@@ -75,7 +77,9 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                             let margin = clock.rewindMarginFrames ?? reach
                             clock.setRewindMarginFrames(reach > margin ? reach : (3 * margin + reach) / 4)
                         }
-                        frame = min(frame, resume)
+                        // Normally before `frame`; past it when the server ran dry, and then the
+                        // route's frames must follow the server's again.
+                        frame = resume
                         clock.noteFramesRendered(frame)
                         isRefilling = true
                         continue
@@ -90,9 +94,10 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                         count = min(count, Int(max(queued, needed, 0)))
                     }
                     guard count > 0 else {
-                        // Enough is written and the rest is still being enqueued: look again shortly,
-                        // or at once on a rewind.
-                        if let target = rewinds.wait(untilNanoseconds: HostClock.now() + 20_000_000) { rewinds.post(frame: target) }
+                        // Enough is written and the rest is still being enqueued: look again when the
+                        // server is down to the low-water mark (at least 10 ms from now), or at once on a rewind.
+                        let lowWater = clock.hostTime(ofFrame: frame - lowWaterFrames)
+                        if let target = rewinds.wait(untilNanoseconds: max(lowWater, HostClock.now() + 10_000_000)) { rewinds.post(frame: target) }
                         continue
                     }
                     try buffer.withUnsafeMutableBufferPointer { pointer in

@@ -27,10 +27,8 @@ final class PulseStream: @unchecked Sendable {
         sampleRate = format.sampleRate
         guard let mainloop = pa_threaded_mainloop_new() else { throw RouteError(route: route, reason: "cannot create a PulseAudio mainloop") }
         self.mainloop = mainloop
-        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
-            pa_threaded_mainloop_free(mainloop)
-            throw RouteError(route: route, reason: "cannot start a PulseAudio mainloop")
-        }
+        // From here on `deinit` frees the mainloop, also when the initializer throws.
+        guard pa_threaded_mainloop_start(mainloop) >= 0 else { throw RouteError(route: route, reason: "cannot start a PulseAudio mainloop") }
         lock()
         defer { unlock() }
         // Callbacks carry the mainloop, and only wake whoever waits on it.
