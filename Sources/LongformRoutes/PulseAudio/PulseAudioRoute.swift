@@ -71,11 +71,11 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                         if let heard {
                             // The server cannot take back what its sink already has: learn how far
                             // ahead of the frame heard that reaches, so that the next change is placed
-                            // past it (within reason: a stalled server must not push changes away).
+                            // past it. A reach beyond reason (a server still starting) is not learnt.
                             clock.update(frame: heard, heardAtHostTime: HostClock.now())
-                            let reach = min(resume - heard + safetyFrames, maximumMarginFrames)
+                            let reach = resume - heard + safetyFrames
                             let margin = clock.rewindMarginFrames ?? reach
-                            clock.setRewindMarginFrames(reach > margin ? reach : (3 * margin + reach) / 4)
+                            if reach <= maximumMarginFrames { clock.setRewindMarginFrames(reach > margin ? reach : (3 * margin + reach) / 4) }
                         }
                         // Normally before `frame`; past it when the server ran dry, and then the
                         // route's frames must follow the server's again.

@@ -55,7 +55,9 @@ final class PulseStream: @unchecked Sendable {
         // No prebuffering: playback starts with the first write, and again at once after a flush.
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(bufferSeconds), prebuf: 0, minreq: bytes(requestSeconds), fragsize: UInt32.max)
         // libpulse's automatic timing updates start every 10 ms and slow down to every 1.5 s.
-        let flags = pa_stream_flags_t(PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
+        // Adjusting the latency keeps the sink's own buffer small, which is what a flush cannot take
+        // back (without it a fresh null sink holds its first 2 s beyond reach).
+        let flags = pa_stream_flags_t(PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
         guard pa_stream_connect_playback(stream, sink, &attributes, flags, nil, nil) >= 0 else { throw contextError() }
         while pa_stream_get_state(stream) != PA_STREAM_READY {
             if pa_stream_get_state(stream) == PA_STREAM_FAILED { throw contextError() }
