@@ -10,7 +10,8 @@ import Testing
 /// The player on a real-time route, the null route, whose monitor sees every period it renders:
 /// what happens when the route already holds audio past an edit, and the events a client sees.
 @Suite(.serialized) struct RealTimePlayerTests {
-    /// A player on a mono 8 kHz null route with 50 ms periods, recording what the route renders.
+    /// A player on a mono 8 kHz null route, recording what the route renders: 50 ms periods, or
+    /// 100 ms when it rewinds (room for its margin between a period's start and item 1's end).
     final class Rig: Sendable {
         let renderer: AudioRenderer
         let synchronizer = RenderSynchronizer()
@@ -19,10 +20,12 @@ import Testing
         let stopped = DispatchSemaphore(value: 0)
 
         /// `canRewind` false: the route plays what it was handed, like a device that cannot take audio back.
+        /// Rewinding, its margin is 20 ms: a rewind the route's thread takes later than its margin
+        /// (a loaded machine) clips or repeats what was heard meanwhile, and these tests check every frame.
         init(canRewind: Bool = true) throws {
             let recording = recording
-            let route = NullRoute(sampleRate: CodedAudio.sampleRate, channelCount: 1, lookAhead: 60, periodSeconds: 0.05,
-                                  rewindMarginSeconds: canRewind ? 0.0005 : nil) { firstFrame, _, samples in
+            let route = NullRoute(sampleRate: CodedAudio.sampleRate, channelCount: 1, lookAhead: 60, periodSeconds: canRewind ? 0.1 : 0.05,
+                                  rewindMarginSeconds: canRewind ? 0.02 : nil) { firstFrame, _, samples in
                 recording.record(firstFrame: firstFrame, samples: samples)
             }
             renderer = AudioRenderer(route: route)
@@ -53,8 +56,8 @@ import Testing
     /// Plays items 1, 2 and 3 and removes item 2 while item 1 is still heard but the route
     /// already holds frames of item 2; returns what was heard.
     func removeTheNextItemWhileTheRouteHoldsIt(canRewind: Bool) throws -> String {
-        // Item 1 ends at frame 7800, inside a route period of 400 frames: while that period is
-        // heard, the route already holds frames of item 2.
+        // Item 1 ends at frame 7800, inside a route period (7600..<8000, or 7200..<8000 when the
+        // route rewinds): while that period is heard, the route already holds frames of item 2.
         let items = [try CodedAudio.item(1, frames: 7_800), try CodedAudio.item(2, frames: 6_000), try CodedAudio.item(3, frames: 7_000)]
         let boundary = MediaTime(value: 7_800, timescale: 8_000)
         // The window (the route holds item 2 while item 1 is still heard) is under one period
@@ -69,11 +72,13 @@ import Testing
             rig.player.append(items.map { PlaylistItem(location: $0) })
             rig.player.play()
             let clock = rig.renderer.route.clock
+            // Removed at least 5 ms before the boundary can no longer be changed (the margin).
+            let latest = boundary - MediaTime(value: 40 + (clock.rewindMarginFrames ?? 0), timescale: 8_000)
             let deadline = Date(timeIntervalSinceNow: 5)
             while Date() < deadline && rig.synchronizer.currentTime() < boundary {
                 let now = rig.synchronizer.currentTime()
                 let held = MediaTime(value: clock.framesRendered - clock.currentFrame(), timescale: 8_000)
-                if now + held > boundary, now < boundary - MediaTime(value: 40, timescale: 8_000) {
+                if now + held > boundary, now < latest {
                     try rig.player.remove(at: 1)
                     removed = true
                     break

@@ -240,8 +240,9 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         cut(from: time.isNumeric ? time : .zero, orPlayheadIfLater: true) ?? time
     }
 
-    /// The media time of the first frame not yet handed to the route: the earliest time
-    /// `flush(fromSourceTime:)` accepts. Nil before the renderer is added to a synchronizer.
+    /// The media time of the first frame not yet handed to the route (on a rewindable route, the
+    /// first it can still take back): the earliest time `flush(fromSourceTime:)` accepts. Nil
+    /// before the renderer is added to a synchronizer.
     public var playheadTime: MediaTime? {
         state.withLock { state in
             Self.playheadFrame(state).map { MediaTime(value: $0, timescale: Int32(state.route.format.sampleRate)) }
@@ -595,6 +596,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
 
     /// The first media frame the route has not been handed yet: what was last rendered, if the
     /// timeline has not changed since; otherwise where the next render will start (also paused).
+    /// On a rewindable route: the frame heard plus the route's margin (what it holds beyond can be taken back).
     private static func playheadFrame(_ state: State) -> Int64? {
         guard let timebase = state.synchronizer?.timebase else { return nil }
         let sampleRate = state.route.format.sampleRate

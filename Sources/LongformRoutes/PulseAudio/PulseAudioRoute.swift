@@ -54,7 +54,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
         let safetyFrames = Int64(format.sampleRate / 1000), maximumMarginFrames = Int64(format.sampleRate / 10)
         // Written ahead of the frame heard, whether or not audio is queued for it: what keeps the
         // server from running dry while the renderer is still being filled.
-        let lowWaterFrames = Int64(format.sampleRate / 2)
+        let lowWaterFrames = Int64(format.sampleRate / 10)
         rewinds.reset()
         thread.start(name: "longform.route.pulse", clock: clock) { thread in
             var buffer = [Float](repeating: 0, count: Int(Double(format.sampleRate) * (self.bufferDuration + 0.1)) * format.channelCount)
