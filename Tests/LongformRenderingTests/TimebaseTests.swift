@@ -83,4 +83,18 @@ import Testing
         #expect(timebase.segment(forTick: 104).segment.time(atTick: 104, ticksPerSecond: 1_000) == Self.ms(99))
         #expect(timebase.segment(forTick: 105).segment.time(atTick: 105, ticksPerSecond: 1_000) == Self.ms(9_000))
     }
+
+    @Test func aRouteThatResumesLateMovesTheChangesItMissed() {
+        let clock = ManualClock(rewindMargin: 5)
+        let timebase = Timebase(clock: clock)
+        timebase.setRate(1, time: .zero, atHostTime: nil)              // plays from tick 5
+        clock.set(heard: 100, rendered: 2_000)
+        timebase.setRate(0, time: .invalid, atHostTime: nil)          // pauses from tick 105 ...
+        timebase.routeResumed(atTick: 120, afterRewindTo: 105)        // ... but the route played on to 120
+        #expect(timebase.segment(forTick: 119).segment.rate == 1)
+        #expect(timebase.segment(forTick: 120).segment.time(atTick: 130, ticksPerSecond: 1_000) == Self.ms(115), "paused where the audio stopped")
+        timebase.setRate(1, time: Self.ms(9_000), atHostTime: nil)    // a seek from tick 105 ...
+        timebase.routeResumed(atTick: 110, afterRewindTo: 105)        // ... heard from 110, from its start
+        #expect(timebase.segment(forTick: 110).segment.time(atTick: 110, ticksPerSecond: 1_000) == Self.ms(9_000))
+    }
 }

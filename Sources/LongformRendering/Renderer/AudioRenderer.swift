@@ -549,6 +549,12 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             .convertScale(Int32(sampleRate), method: .roundTowardNegativeInfinity).value
     }
 
+    public func routeDidResume(atFrame frame: Int64, afterRewindTo target: Int64) {
+        guard frame > target, rewindableRouteDrivingTimeline() != nil, let timebase = state.withLock({ $0.synchronizer?.timebase }) else { return }
+        logger.debug("route resumed at frame \(frame), \(frame - target) frames after the rewind asked for")
+        timebase.routeResumed(atTick: frame, afterRewindTo: target)
+    }
+
     public func queuedFrameCount(fromRouteFrame routeFrame: Int64) -> Int64? {
         state.withLock { state -> Int64? in
             guard let timebase = state.synchronizer?.timebase, state.request != nil else { return nil }

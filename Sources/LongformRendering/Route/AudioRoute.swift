@@ -56,6 +56,10 @@ public protocol RouteRenderSource: AnyObject, Sendable {
     var isTimelineStopped: Bool { get }
     /// Blocks an as-fast-as-possible route until there may be audio to render, or `timeoutSeconds` pass.
     func waitForRenderableAudio(timeoutSeconds: Double)
+    /// Called by a rewindable route that resumed at `frame` after a rewind to `target` (later, as
+    /// its thread came late or its device could not take back that much): timeline changes placed
+    /// in between move to `frame`, so that what was heard meanwhile stays the truth.
+    func routeDidResume(atFrame frame: Int64, afterRewindTo target: Int64)
     /// How many frames from route frame `routeFrame` on are queued audio now; nil when what would
     /// render there will not change (the timeline stands still, or no more audio is coming). A
     /// rewindable route with a large buffer writes no further ahead than this while it has enough,

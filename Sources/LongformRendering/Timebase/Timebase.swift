@@ -11,6 +11,9 @@ public struct TimelineSegment: Sendable, Equatable {
     public var anchorTick: Int64
     /// The first tick this segment governs; earlier ticks belong to the segment before it.
     public var effectiveTick: Int64
+    /// Whether it goes on from the time the segment before it reached (a rate change "from where
+    /// the timeline is"), rather than from a time it was given.
+    public var isContinuous = false
 
     /// Media time at `tick` on a clock of `ticksPerSecond`.
     public func time(atTick tick: Int64, ticksPerSecond: Int64) -> MediaTime {
@@ -155,12 +158,37 @@ public final class Timebase: Sendable {
                 let stopped = state.segments[heardIndex]
                 state.segments[heardIndex] = TimelineSegment(rate: 0, time: time, anchorTick: effective, effectiveTick: stopped.effectiveTick)
             }
-            state.segments.append(TimelineSegment(rate: rate, time: anchoredTime, anchorTick: anchor, effectiveTick: max(effective, state.segments[state.segments.count - 1].effectiveTick)))
+            state.segments.append(TimelineSegment(rate: rate, time: anchoredTime, anchorTick: anchor, effectiveTick: max(effective, state.segments[state.segments.count - 1].effectiveTick),
+                                                  isContinuous: !time.isValid && hostTime == nil))
             // Segments the clock has left behind are dropped.
             let governing = Self.governingIndex(in: state.segments, tick: heard)
             if governing > 0 { state.segments.removeFirst(governing) }
             state.generation &+= 1
             return (previousTime, old.rate, effective)
+        }
+    }
+
+    /// A rewindable route resumed at `resumeTick` after a rewind to `targetTick` (its thread came
+    /// late, or its device could not take back that much): the ticks before `resumeTick` played
+    /// the old segments. Changes placed in between move to `resumeTick`; one that went on from
+    /// where the timeline was goes on from the time heard there, so nothing heard is repeated
+    /// or skipped on the timeline.
+    public func routeResumed(atTick resumeTick: Int64, afterRewindTo targetTick: Int64) {
+        state.withLock { state in
+            var moved = false
+            for index in state.segments.indices.dropFirst() where state.segments[index].effectiveTick >= targetTick && state.segments[index].effectiveTick < resumeTick {
+                var segment = state.segments[index]
+                if segment.anchorTick == segment.effectiveTick {
+                    if segment.isContinuous {
+                        segment.time = state.segments[index - 1].time(atTick: resumeTick, ticksPerSecond: state.clock.ticksPerSecond)
+                    }
+                    segment.anchorTick = resumeTick
+                }
+                segment.effectiveTick = resumeTick
+                state.segments[index] = segment
+                moved = true
+            }
+            if moved { state.generation &+= 1 }
         }
     }
 

@@ -53,6 +53,7 @@ public final class NullRoute: RewindableRoute, @unchecked Sendable {
                 // Render each period just as it begins; a rewind meanwhile renders again what is not heard yet.
                 if let target = rewinds.wait(untilNanoseconds: heardAt(frame)) {
                     let from = max(target, clock.currentFrame())
+                    if from > target { source.routeDidResume(atFrame: from, afterRewindTo: target) }
                     if from < frame { render(from: from, count: Int(frame - from)) }
                     continue
                 }

@@ -80,6 +80,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                         // Normally before `frame`; past it when the server ran dry, and then the
                         // route's frames must follow the server's again.
                         frame = resume
+                        if resume > target { source.routeDidResume(atFrame: resume, afterRewindTo: target) }
                         clock.noteFramesRendered(frame)
                         isRefilling = true
                         continue
