@@ -38,8 +38,8 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
         self.preferredLookAhead = max(lookAhead, bufferDuration + 2)
         self.bufferDuration = bufferDuration
         self.writeDuration = writeDuration
-        // Where a flush lets the next write start depends on the sink (15–20 ms past the frame heard
-        // on a null sink); the route starts from 20 ms and learns it from each flush.
+        // Where a flush lets the next write start depends on the sink (a few milliseconds past the
+        // frame heard on a null sink); the route starts from 20 ms and learns it from each flush.
         self.clock = RouteClock(sampleRate: sampleRate, rewindMarginFrames: Int64(sampleRate / 50))
     }
 
