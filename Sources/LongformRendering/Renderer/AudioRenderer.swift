@@ -447,9 +447,14 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// The route, when it can rewind and its clock is the timeline's (ticks are its frames).
     private func rewindableRouteDrivingTimeline() -> (any RewindableRoute)? {
         let (route, synchronizer) = state.withLock { ($0.route, $0.synchronizer) }
-        guard let rewindable = route as? any RewindableRoute, let clock = synchronizer?.timebase.clock as? RouteTimebaseClock,
-              clock.clock === route.clock else { return nil }
+        guard let rewindable = route as? any RewindableRoute, Self.rewinds(route, timelineOf: synchronizer?.timebase) else { return nil }
         return rewindable
+    }
+
+    /// Whether `route` can rewind (its clock has a margin) and its clock is `timebase`'s.
+    private static func rewinds(_ route: any AudioRoute, timelineOf timebase: Timebase?) -> Bool {
+        guard route.clock.canRewind, let clock = timebase?.clock as? RouteTimebaseClock else { return false }
+        return clock.clock === route.clock
     }
 
     // MARK: - RouteRenderSource
@@ -542,7 +547,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// that frame can be off). `Int64.max` (keep nothing played) on other routes.
     private func retainedMediaFrame(_ timebase: Timebase) -> Int64 {
         let route = state.withLock { $0.route }
-        guard route.clock.canRewind, (timebase.clock as? RouteTimebaseClock)?.clock === route.clock else { return .max }
+        guard Self.rewinds(route, timelineOf: timebase) else { return .max }
         let sampleRate = Int64(route.format.sampleRate)
         let heard = route.clock.currentFrame() - sampleRate
         return timebase.segment(forTick: heard).segment.time(atTick: heard, ticksPerSecond: sampleRate)
@@ -607,7 +612,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         guard let timebase = state.synchronizer?.timebase else { return nil }
         let sampleRate = state.route.format.sampleRate
         let tick: Int64
-        if state.route.clock.canRewind, (timebase.clock as? RouteTimebaseClock)?.clock === state.route.clock {
+        if rewinds(state.route, timelineOf: timebase) {
             // What a rewindable route holds can still be taken back: only what it is about to play counts.
             tick = state.route.clock.earliestChangeableFrame()
         } else {
