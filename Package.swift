@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // The folder tree follows the layers of ../shared/DESIGN.md: data flows down
 // (Core → Sources → Rendering → Routes → the `longform` command), and each
 // module depends only on the modules above it.
@@ -16,11 +16,16 @@ let package = Package(
         .library(name: "LongformRoutes", targets: ["LongformRoutes"]),
         .library(name: "LongformPlayer", targets: ["LongformPlayer"]),
         .library(name: "LongformStore", targets: ["LongformStore"]),
+        .library(name: "LongformLibrary", targets: ["LongformLibrary"]),
+        .library(name: "LongformServer", targets: ["LongformServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // Without its default traits: swift-configuration is not needed.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // C libraries, each behind a system-library target. Only the module
@@ -43,9 +48,18 @@ let package = Package(
         .target(name: "LongformPlayer", dependencies: ["LongformCore", "LongformSources", "LongformRendering", .product(name: "Logging", package: "swift-log")]),
         // Layer 5: what survives a restart: the playlist and where it was, in SQLite (GRDB).
         .target(name: "LongformStore", dependencies: ["LongformCore", "LongformPlayer", .product(name: "GRDB", package: "GRDB.swift")]),
+        // Layer 5: the music directories, scanned into the store; paths confined to them.
+        .target(name: "LongformLibrary", dependencies: ["LongformCore", "LongformSources", "LongformStore", .product(name: "Logging", package: "swift-log")]),
+        // Layer 6: `longform serve`: the HTTP API, the event stream and the web player (Hummingbird).
+        .target(name: "LongformServer", dependencies: [
+            "LongformCore", "LongformRendering", "LongformRoutes", "LongformPlayer", "LongformStore", "LongformLibrary",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], resources: [.copy("Resources")]),
         // Layer 6: the command line.
         .executableTarget(name: "longform", dependencies: [
-            "LongformCore", "LongformSources", "LongformRendering", "LongformRoutes", "LongformPlayer", "LongformStore",
+            "LongformCore", "LongformSources", "LongformRendering", "LongformRoutes", "LongformPlayer", "LongformStore", "LongformServer",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -62,6 +76,8 @@ let package = Package(
         .testTarget(name: "LongformRoutesTests", dependencies: ["LongformRoutes", "LongformRendering", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
         .testTarget(name: "LongformPlayerTests", dependencies: ["LongformPlayer", "LongformRoutes", "LongformRendering", "LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformStoreTests", dependencies: ["LongformStore", "LongformPlayer", "LongformCore", "LongformTestSupport"]),
+        .testTarget(name: "LongformLibraryTests", dependencies: ["LongformLibrary", "LongformStore", "LongformTestSupport"]),
+        .testTarget(name: "LongformServerTests", dependencies: ["LongformServer", "LongformTestSupport"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -3,8 +3,9 @@ import GRDB
 import LongformCore
 import LongformPlayer
 
-/// The playlist, the current item and its offset, kept in an SQLite database (through GRDB) so that
-/// a player started again resumes where it was. Every save is one transaction: a crash leaves the
+/// The playlist, the current item and its offset, the volume and the route (`PlayerSettings`) and
+/// the music library (`LibraryTrack`), kept in one SQLite database (through GRDB) so that a player
+/// started again resumes where it was. Every save is one transaction: a crash leaves the
 /// previous state or the new one, never half of each. A database that cannot be opened or read is
 /// reported with its path and SQLite's reason, and is never replaced.
 public final class PlayerStateStore: Sendable {
@@ -41,7 +42,7 @@ public final class PlayerStateStore: Sendable {
 
     /// The database file.
     public let path: String
-    private let database: DatabaseQueue
+    let database: DatabaseQueue
 
     /// The database file inside `directory`.
     public static func databasePath(inDirectory directory: String) -> String {
@@ -97,6 +98,23 @@ public final class PlayerStateStore: Sendable {
                 table.column("playbackState", .text).notNull()
             }
         }
+        migrator.registerMigration("v2") { db in
+            try db.create(table: "setting") { table in
+                table.column("name", .text).primaryKey()
+                table.column("value", .text).notNull()
+            }
+            try db.create(table: "libraryTrack") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("path", .text).notNull().unique()
+                table.column("title", .text)
+                table.column("artist", .text)
+                table.column("album", .text)
+                table.column("durationSeconds", .double)
+                table.column("hasArtwork", .boolean).notNull()
+                table.column("modificationTime", .double).notNull()
+                table.column("size", .integer).notNull()
+            }
+        }
         return migrator
     }
 
@@ -114,7 +132,7 @@ public final class PlayerStateStore: Sendable {
         try write { db in try Self.writePosition(of: state, in: db) }
     }
 
-    private func write(_ body: (Database) throws -> Void) throws(StoreError) {
+    func write(_ body: (Database) throws -> Void) throws(StoreError) {
         do {
             try database.write { db in try body(db) }
         } catch {
@@ -160,7 +178,16 @@ public final class PlayerStateStore: Sendable {
         }
     }
 
-    private static func reason(_ error: any Error) -> String {
+    /// Runs `body` in a read transaction; errors name the database.
+    func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try database.read { db in try body(db) }
+        } catch {
+            throw StoreError(path: path, reason: Self.reason(error))
+        }
+    }
+
+    static func reason(_ error: any Error) -> String {
         if let error = error as? DatabaseError { return error.message ?? error.description }
         return "\(error)"
     }

@@ -16,6 +16,10 @@ public enum LogLabel {
     public static let player = "longform.player"
     /// The serializer's enqueueing, flushes and item changes.
     public static let serializer = "longform.player.serializer"
+    /// Scanning the music directories.
+    public static let library = "longform.library"
+    /// `longform serve`: requests, the event stream, saving state.
+    public static let server = "longform.server"
     /// The command line.
     public static let command = "longform.command"
 }

@@ -153,9 +153,14 @@ public final class SampleBufferPlayer: @unchecked Sendable {
 
     /// Inserts an item before position `index` (`index` == count appends).
     public func insert(_ item: PlaylistItem, at index: Int) throws(PlayerError) {
+        try insert(contentsOf: [item], at: index)
+    }
+
+    /// Inserts items, in order, before position `index` (`index` == count appends): one edit.
+    public func insert(contentsOf newItems: [PlaylistItem], at index: Int) throws(PlayerError) {
         try performThrowing { () throws(PlayerError) in
             guard (0...items.count).contains(index) else { throw .indexOutOfRange(index: index, count: items.count) }
-            insertOnQueue([item], at: index)
+            insertOnQueue(newItems, at: index)
         }
     }
 

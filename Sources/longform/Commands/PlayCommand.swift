@@ -58,7 +58,7 @@ struct PlayCommand: ParsableCommand {
 
         let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallbackWAVPath: "longform-play.wav")
         if route == nil { FileHandle.standardError.write(Data("longform: playing to \(specifier)\n".utf8)) }
-        let audioRoute = try specifier.makeRoute(sampleRate: sampleRate)
+        let audioRoute = specifier.makeRoute(sampleRate: sampleRate)
         let renderer = AudioRenderer(route: audioRoute)
         if let lookahead { renderer.lookAheadDuration = lookahead }
         let synchronizer = RenderSynchronizer()

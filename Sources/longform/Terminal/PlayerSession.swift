@@ -11,7 +11,7 @@ import Glibc
 /// One run of `longform play`: the player, its saved state, and either the full-screen terminal
 /// player (keys and a redrawn screen) or, without a terminal, a line per item. The state is saved
 /// when the item, the playlist or the transport changes, every second while playing, and on the
-/// way out, so that a new run without items resumes there.
+/// way out (`PlayerStateRecorder`), so that a new run without items resumes there.
 final class PlayerSession: @unchecked Sendable {
     static let seekStep = 10.0
 
@@ -21,11 +21,10 @@ final class PlayerSession: @unchecked Sendable {
     private let isInteractive: Bool
     private let input = TerminalInput()
     private let done = DispatchSemaphore(value: 0)
-    private let saveQueue = DispatchQueue(label: "longform.session.save")
+    private let recorder: PlayerStateRecorder
     private let logger = Logger(label: LogLabel.command)
     private var timer: DispatchSourceTimer?
     private var signalSources: [DispatchSourceSignal] = []
-    private var ticks = 0 // on the timer's queue only
     private let failures = Failures()
 
     /// The failures seen, for the exit status.
@@ -41,6 +40,7 @@ final class PlayerSession: @unchecked Sendable {
         self.store = store
         self.routeName = routeName
         self.isInteractive = isInteractive
+        recorder = PlayerStateRecorder(player: player, store: store)
         // The screen reads the offset when it redraws; offset events would only cost wake-ups.
         player.addEventHandler(includingOffsets: false) { [weak self] event in self?.handle(event) }
     }
@@ -59,8 +59,8 @@ final class PlayerSession: @unchecked Sendable {
             source.resume()
             signalSources.append(source)
         }
-        // The screen is redrawn four times a second; without one, the timer only saves the position.
-        let interval = isInteractive ? 0.25 : 1.0
+        // The screen is redrawn four times a second.
+        let interval = 0.25
         let timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
         timer.setEventHandler { [weak self] in self?.tick() }
@@ -74,9 +74,7 @@ final class PlayerSession: @unchecked Sendable {
     }
 
     private func tick() {
-        ticks += 1
         draw()
-        if (!isInteractive || ticks % 4 == 0) && player.playbackState == .playing { save(positionOnly: true) }
     }
 
     private func handle(_ event: PlayerEvent) {
@@ -87,17 +85,14 @@ final class PlayerSession: @unchecked Sendable {
                 let duration = item.duration.map { " [\(NowPlayingScreen.clock($0.seconds))]" } ?? ""
                 print("▶ \(index + 1)/\(player.entries.count) \(item.displayTitle)\(artist)\(duration)")
             }
-            save()
         case .itemFailed(let index, _, let error):
             failures.add()
             if !isInteractive { FileHandle.standardError.write(Data("longform: item \(index + 1) skipped: \(error)\n".utf8)) }
-        case .playlistChanged:
-            save()
         case .stateChanged(.stopped):
             // The playlist played to its end.
             finish()
-        case .stateChanged:
-            save()
+        case .playlistChanged, .stateChanged:
+            break
         default:
             return
         }
@@ -122,19 +117,6 @@ final class PlayerSession: @unchecked Sendable {
         draw()
     }
 
-    /// Saves where the player is (and the playlist, unless `positionOnly`), off the caller's thread.
-    private func save(positionOnly: Bool = false) {
-        let state = PlayerStateStore.State(entries: positionOnly ? [] : player.entries, currentIndex: player.currentIndex,
-                                           offset: player.currentOffset ?? .zero, playbackState: player.playbackState)
-        saveQueue.async { [store, logger] in
-            do {
-                if positionOnly { try store.savePosition(of: state) } else { try store.save(state) }
-            } catch {
-                logger.error("cannot save the player's state: \(error)")
-            }
-        }
-    }
-
     private let drawing = NSLock()
     private let finishing = NSLock()
     private var hasFinished = false
@@ -146,8 +128,7 @@ final class PlayerSession: @unchecked Sendable {
         guard !hasFinished else { return }
         hasFinished = true
         timer?.cancel()
-        save()
-        saveQueue.sync {}
+        recorder.finish()
         if isInteractive {
             input.restore()
             FileHandle.standardOutput.write(Data("\u{1B}[?25h\n".utf8))

@@ -1,0 +1,100 @@
+import Dispatch
+import Foundation
+import Logging
+import LongformCore
+import LongformSources
+import LongformStore
+
+/// The music directories, scanned into the store's library: browsed and searched from the store,
+/// rescanned on request and when files under the directories change. Scans run one at a time on
+/// the library's own queue; a rescan asked for during one runs once after it.
+public final class MusicLibrary: @unchecked Sendable {
+    /// What one scan changed.
+    public struct ScanSummary: Sendable, Equatable {
+        /// Files new to the library.
+        public var added: Int
+        /// Files read again because they changed.
+        public var updated: Int
+        /// Files gone from the directories.
+        public var removed: Int
+        /// Files that could not be read (logged by name).
+        public var unreadable: Int
+    }
+
+    /// The directories whose files may be played.
+    public let directories: MusicDirectories
+    private let store: PlayerStateStore
+    private let queue = DispatchQueue(label: "longform.library.scan")
+    private let logger = Logger(label: LogLabel.library)
+    private var watcher: DirectoryWatcher?
+    private let onChange: @Sendable (ScanSummary) -> Void
+
+    /// A library of `directories` kept in `store`; `onChange` is called after each scan that
+    /// changed something.
+    public init(directories: MusicDirectories, store: PlayerStateStore, onChange: @escaping @Sendable (ScanSummary) -> Void = { _ in }) {
+        self.directories = directories
+        self.store = store
+        self.onChange = onChange
+    }
+
+    /// Scans now and waits for the result.
+    @discardableResult
+    public func rescan() throws(PlayerStateStore.StoreError) -> ScanSummary {
+        let result: Result<ScanSummary, PlayerStateStore.StoreError> = queue.sync {
+            do throws(PlayerStateStore.StoreError) { return .success(try scanOnQueue()) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// Scans in the background.
+    public func rescanInBackground() {
+        queue.async { [self] in
+            do { _ = try scanOnQueue() } catch { logger.error("library: cannot update: \(error)") }
+        }
+    }
+
+    /// Scans in the background now, and again whenever files under the directories change.
+    public func startWatching() {
+        guard watcher == nil, !directories.paths.isEmpty else { return }
+        watcher = DirectoryWatcher(directories: directories.paths) { [weak self] in self?.rescanInBackground() }
+        watcher?.start()
+        rescanInBackground()
+    }
+
+    /// Stops watching for changes.
+    public func stopWatching() {
+        watcher?.stop()
+        watcher = nil
+    }
+
+    private func scanOnQueue() throws(PlayerStateStore.StoreError) -> ScanSummary {
+        let scan = try LibraryScanner(directories: directories, store: store).scan()
+        let summary = ScanSummary(added: scan.added, updated: scan.updated, removed: scan.removed, unreadable: scan.unreadable)
+        if !scan.isEmpty {
+            logger.info("library: \(scan.added) added, \(scan.updated) updated, \(scan.removed) removed")
+            onChange(summary)
+        }
+        return summary
+    }
+
+    /// The tracks whose tags or path contain `search`, `limit` from `offset`.
+    public func tracks(matching search: String? = nil, limit: Int = 500, offset: Int = 0) throws(PlayerStateStore.StoreError) -> [LibraryTrack] {
+        try store.libraryTracks(matching: search, limit: limit, offset: offset)
+    }
+
+    /// The number of tracks whose tags or path contain `search`.
+    public func trackCount(matching search: String? = nil) throws(PlayerStateStore.StoreError) -> Int {
+        try store.libraryTrackCount(matching: search)
+    }
+
+    /// The track with `id`, or nil.
+    public func track(id: Int64) throws(PlayerStateStore.StoreError) -> LibraryTrack? {
+        try store.libraryTrack(id: id)
+    }
+
+    /// The embedded picture of the file at `path` (read again from the file), or nil.
+    public func artwork(atPath path: String) -> AudioMetadata.Artwork? {
+        (try? AudioFileSource(location: path))?.metadata.artwork
+    }
+}
+

@@ -1,0 +1,195 @@
+import Dispatch
+import Foundation
+import Hummingbird
+
+// The JSON types are sent as they are.
+extension StateJSON: ResponseEncodable {}
+extension PlaylistJSON: ResponseEncodable {}
+extension NowPlayingJSON: ResponseEncodable {}
+extension RoutesJSON: ResponseEncodable {}
+extension LibraryPageJSON: ResponseEncodable {}
+extension TrackJSON: ResponseEncodable {}
+extension ScanJSON: ResponseEncodable {}
+extension VolumeJSON: ResponseEncodable {}
+extension ItemJSON: ResponseEncodable {}
+
+/// The items an add request created.
+struct AddedItemsJSON: Codable, Sendable, ResponseEncodable {
+    var items: [ItemJSON]
+}
+
+/// Runs `body`, which may wait on the player or SQLite, on a Dispatch thread: the few threads
+/// that run async code (two on this machine) must never block.
+func offloaded<T: Sendable, Failure: Error>(_ body: @escaping @Sendable () throws(Failure) -> T) async throws(Failure) -> T {
+    let result: Result<T, Failure> = await withCheckedContinuation { continuation in
+        DispatchQueue.global(qos: .userInitiated).async {
+            continuation.resume(returning: Result { () throws(Failure) -> T in try body() })
+        }
+    }
+    return try result.get()
+}
+
+extension Request {
+    /// The body as `T`; an empty body is nil. Malformed JSON is a 400 naming what was wrong.
+    func decodeBody<T: Decodable>(as type: T.Type, context: ServerRequestContext) async throws -> T? {
+        let buffer = try await body.collect(upTo: context.maxUploadSize)
+        guard buffer.readableBytes > 0 else { return nil }
+        do {
+            return try JSONDecoder().decode(type, from: Data(buffer.readableBytesView))
+        } catch let error as DecodingError {
+            throw APIError.badRequest("malformed request body: \(Self.describe(error))")
+        }
+    }
+
+    /// The body as `T`, which must be there.
+    func requireBody<T: Decodable>(as type: T.Type, context: ServerRequestContext) async throws -> T {
+        guard let value = try await decodeBody(as: type, context: context) else { throw APIError.badRequest("the request needs a JSON body") }
+        return value
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ keys: [any CodingKey]) -> String {
+            guard !keys.isEmpty else { return "the body" }
+            return keys.reduce("") { path, key in key.intValue.map { path + "[\($0)]" } ?? (path.isEmpty ? key.stringValue : path + "." + key.stringValue) }
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "\(path(context.codingPath + [key])) is missing"
+        case .typeMismatch(let type, let context): return "\(path(context.codingPath)) should be \(Self.name(of: type))"
+        case .valueNotFound(let type, let context): return "\(path(context.codingPath)) should be \(Self.name(of: type)), not null"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "not JSON" : "\(path(context.codingPath)): \(context.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+
+    private static func name(of type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is Double.Type, is Float.Type: "a number"
+        case is Bool.Type: "true or false"
+        default: "\(type)".lowercased().contains("array") ? "an array" : "an object"
+        }
+    }
+}
+
+extension Parameters {
+    /// The `{id}` of a playlist item; a malformed one names no item (404).
+    func itemID() throws(APIError) -> UUID {
+        let text = get("id") ?? ""
+        guard let id = UUID(uuidString: text) else { throw .notFound("no playlist item has id \(text)") }
+        return id
+    }
+}
+
+/// Registers the JSON API on `router`.
+func addAPIEndpoints(to router: Router<ServerRequestContext>, controller: PlayerController) {
+    let api = router.group("api")
+
+    api.get("state") { _, _ in await offloaded { controller.state() } }
+    api.get("now-playing") { _, _ in await offloaded { controller.nowPlaying() } }
+    api.get("now-playing/artwork") { _, _ -> Response in
+        let artwork = try await offloaded { () throws(APIError) in try controller.nowPlayingArtwork() }
+        return Response(status: .ok, headers: [.contentType: artwork.mimeType, .cacheControl: "no-cache"],
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: artwork.data)))
+    }
+
+    // The playlist.
+    api.get("playlist") { _, _ in await offloaded { controller.playlist() } }
+    api.post("playlist/items") { request, context -> EditedResponse<AddedItemsJSON> in
+        let body = try await request.requireBody(as: AddItemsRequest.self, context: context)
+        let items = try await offloaded { () throws(APIError) in try controller.add(body) }
+        return EditedResponse(status: .created, response: AddedItemsJSON(items: items))
+    }
+    api.delete("playlist/items/{id}") { _, context -> HTTPResponse.Status in
+        let id = try context.parameters.itemID()
+        try await offloaded { () throws(APIError) in try controller.remove(id: id) }
+        return .noContent
+    }
+    api.post("playlist/items/{id}/move") { request, context -> HTTPResponse.Status in
+        let id = try context.parameters.itemID()
+        let body = try await request.requireBody(as: MoveRequest.self, context: context)
+        try await offloaded { () throws(APIError) in try controller.move(id: id, to: body.index) }
+        return .noContent
+    }
+    api.delete("playlist") { _, _ -> HTTPResponse.Status in
+        await offloaded { controller.clear() }
+        return .noContent
+    }
+
+    // Transport.
+    api.post("transport/play") { request, context -> HTTPResponse.Status in
+        let body = try await request.decodeBody(as: PlayRequest.self, context: context)
+        try await offloaded { () throws(APIError) in try controller.play(id: body?.id) }
+        return .noContent
+    }
+    api.post("transport/pause") { _, _ -> HTTPResponse.Status in
+        await offloaded { controller.pause() }
+        return .noContent
+    }
+    api.post("transport/stop") { _, _ -> HTTPResponse.Status in
+        await offloaded { controller.stop() }
+        return .noContent
+    }
+    api.post("transport/next") { _, _ -> HTTPResponse.Status in
+        try await offloaded { () throws(APIError) in try controller.next() }
+        return .noContent
+    }
+    api.post("transport/previous") { _, _ -> HTTPResponse.Status in
+        try await offloaded { () throws(APIError) in try controller.previous() }
+        return .noContent
+    }
+    api.post("transport/seek") { request, context -> HTTPResponse.Status in
+        let body = try await request.requireBody(as: SeekRequest.self, context: context)
+        try await offloaded { () throws(APIError) in try controller.seek(body) }
+        return .noContent
+    }
+
+    // Volume and routes.
+    api.get("volume") { _, _ in await offloaded { controller.volume() } }
+    api.put("volume") { request, context -> VolumeJSON in
+        let body = try await request.requireBody(as: VolumeRequest.self, context: context)
+        return try await offloaded { () throws(APIError) in try controller.setVolume(body) }
+    }
+    api.get("routes") { _, _ in await offloaded { controller.routes() } }
+    api.put("route") { request, context -> RoutesJSON in
+        let body = try await request.requireBody(as: RouteRequest.self, context: context)
+        return try await offloaded { () throws(APIError) in try controller.selectRoute(body.route) }
+    }
+
+    // The library.
+    api.get("library") { request, _ -> LibraryPageJSON in
+        let query = request.uri.queryParameters
+        let limit = try query["limit"].map { text throws(APIError) in
+            guard let limit = Int(text), (1...1000).contains(limit) else { throw .badRequest("limit \(text) is not a number from 1 to 1000") }
+            return limit
+        } ?? 200
+        let offset = try query["offset"].map { text throws(APIError) in
+            guard let offset = Int(text), offset >= 0 else { throw .badRequest("offset \(text) is not a number of tracks") }
+            return offset
+        } ?? 0
+        let search = query["search"].map { String($0).removingPercentEncoding ?? String($0) }
+        return try await offloaded { () throws(APIError) in try controller.libraryPage(search: search, limit: limit, offset: offset) }
+    }
+    api.get("library/{trackId}") { _, context -> TrackJSON in
+        let id = try context.parameters.trackID()
+        return try await offloaded { () throws(APIError) in try controller.libraryTrack(id: id) }
+    }
+    api.get("library/{trackId}/artwork") { _, context -> Response in
+        let id = try context.parameters.trackID()
+        let artwork = try await offloaded { () throws(APIError) in try controller.libraryArtwork(id: id) }
+        return Response(status: .ok, headers: [.contentType: artwork.mimeType], body: ResponseBody(byteBuffer: ByteBuffer(bytes: artwork.data)))
+    }
+    api.post("library/rescan") { _, _ -> ScanJSON in
+        try await offloaded { () throws(APIError) in try controller.rescanLibrary() }
+    }
+}
+
+extension Parameters {
+    /// The `{trackId}` of a library track.
+    func trackID() throws(APIError) -> Int64 {
+        let text = get("trackId") ?? ""
+        guard let id = Int64(text) else { throw .notFound("no library track has id \(text)") }
+        return id
+    }
+}

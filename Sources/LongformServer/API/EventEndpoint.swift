@@ -1,0 +1,18 @@
+import Hummingbird
+
+/// Registers `GET /api/events`: Server-Sent Events, starting with a `state` event that holds
+/// everything, then each change as it happens (see `ServerEvent`).
+func addEventEndpoint(to router: Router<ServerRequestContext>, controller: PlayerController) {
+    router.get("api/events") { _, _ -> Response in
+        let first = await offloaded { controller.stateEvent() }
+        let stream = controller.events.subscribe(first: first)
+        return Response(status: .ok,
+                        headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", .init("X-Accel-Buffering")!: "no"],
+                        body: ResponseBody { writer in
+                            // Ends when the hub drops this client, the server stops, or a write
+                            // fails because the client left.
+                            for await text in stream { try await writer.write(ByteBuffer(string: text)) }
+                            try await writer.finish(nil)
+                        })
+    }
+}

@@ -1,0 +1,369 @@
+import Foundation
+import Logging
+import LongformCore
+import LongformLibrary
+import LongformPlayer
+import LongformRendering
+import LongformRoutes
+import LongformSources
+import LongformStore
+import Synchronization
+
+/// The one player `longform serve` runs, and every command a client can give it. Commands run one
+/// at a time (so that an item id found for one command is still where it was when the command
+/// acts) and either do all they say or nothing, throwing an `APIError` that names the culprit.
+/// What the player reports goes out on `events`; the state is saved through a `PlayerStateRecorder`,
+/// the volume and route with the store's settings.
+final class PlayerController: @unchecked Sendable {
+    /// At most this many items in one add request.
+    static let maximumItemsPerRequest = 1000
+    /// Offset events go out at most this often (the player reports every 0.1 s).
+    static let offsetEventInterval: UInt64 = 200_000_000
+
+    let player: SampleBufferPlayer
+    let library: MusicLibrary
+    let events: EventHub
+    private let renderer: AudioRenderer
+    private let synchronizer: RenderSynchronizer
+    private let store: PlayerStateStore
+    private let recorder: PlayerStateRecorder
+    private let sampleRate: Int
+    private let logger = Logger(label: LogLabel.server)
+    /// Held by every command: one at a time.
+    private let commands = NSLock()
+    /// Under `commands`.
+    private var settings: PlayerSettings
+    private var routeSpecifier: RouteSpecifier
+    private let lastOffsetEvent = Atomic<UInt64>(0)
+    private let artworkCache = Mutex<(id: UUID, artwork: AudioMetadata.Artwork?)?>(nil)
+
+    /// A player on `route` (else the saved route, else the machine's default), with the saved
+    /// playlist, position, volume and route put back; what it reports goes out on `events`.
+    init(store: PlayerStateStore, library: MusicLibrary, events: EventHub, route: RouteSpecifier?, sampleRate: Int) throws(APIError) {
+        self.store = store
+        self.events = events
+        self.library = library
+        self.sampleRate = sampleRate
+        let saved: PlayerStateStore.State?
+        do {
+            saved = try store.load()
+            settings = try store.loadSettings()
+        } catch {
+            throw .unavailable("cannot read the saved state: \(error)")
+        }
+        let (specifier, audioRoute) = try Self.openRoute(route, saved: settings.route, sampleRate: sampleRate)
+        routeSpecifier = specifier
+        settings.route = specifier.description
+        renderer = AudioRenderer(route: audioRoute)
+        renderer.volume = settings.volume
+        renderer.isMuted = settings.isMuted
+        synchronizer = RenderSynchronizer()
+        player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)
+        do { try synchronizer.addRenderer(renderer) } catch { throw .unavailable("cannot play to \(specifier): \(error)") }
+        recorder = PlayerStateRecorder(player: player, store: store)
+        player.addEventHandler(includingOffsets: true) { [weak self] event in self?.publish(event) }
+        if let saved, !saved.entries.isEmpty {
+            player.restore(saved.entries, currentIndex: saved.currentIndex, offset: saved.offset, isPlaying: saved.playbackState == .playing)
+        }
+        saveSettings()
+    }
+
+    /// The route named on the command line, else the saved one if it still opens, else the default:
+    /// PulseAudio, ALSA, or the null route.
+    private static func openRoute(_ named: RouteSpecifier?, saved: String?, sampleRate: Int) throws(APIError) -> (RouteSpecifier, any AudioRoute) {
+        if let named { return (named, named.makeRoute(sampleRate: sampleRate)) }
+        if let saved, let specifier = try? RouteSpecifier(parsing: saved), RouteCatalog.availableRoutes().contains(where: { $0.specifier == specifier }) {
+            return (specifier, specifier.makeRoute(sampleRate: sampleRate))
+        }
+        var fallback = RouteCatalog.defaultRoute(fallbackWAVPath: "")
+        // A daemon writing a WAV file without end is no default: play to the null route instead.
+        if case .wav = fallback { fallback = .null }
+        return (fallback, fallback.makeRoute(sampleRate: sampleRate))
+    }
+
+    /// Stops playback, saves, and ends the event streams.
+    func shutDown() {
+        recorder.finish()
+        player.invalidate()
+        synchronizer.removeRenderer(renderer, at: .invalid)
+        events.finishAll()
+    }
+
+    private func command<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
+        commands.lock()
+        defer { commands.unlock() }
+        return try body()
+    }
+
+    // MARK: - Reading
+
+    /// Everything a client shows.
+    func state() -> StateJSON {
+        let entries = player.entries
+        let index = player.currentIndex
+        let (volume, route) = command { (VolumeJSON(volume: settings.volume, isMuted: settings.isMuted), routeSpecifier.description) }
+        return StateJSON(playbackState: player.playbackState.rawValue, rate: player.rate, currentIndex: index,
+                         currentId: index.flatMap { entries.indices.contains($0) ? entries[$0].id : nil },
+                         offset: player.currentOffset.map(Self.seconds), volume: volume.volume, isMuted: volume.isMuted,
+                         route: route, playlist: entries.map(ItemJSON.init))
+    }
+
+    /// The playlist.
+    func playlist() -> PlaylistJSON {
+        PlaylistJSON(items: player.entries.map(ItemJSON.init), currentIndex: player.currentIndex)
+    }
+
+    /// What plays now.
+    func nowPlaying() -> NowPlayingJSON {
+        let entry = player.currentEntry
+        let hasArtwork = entry.map { artwork(of: $0) != nil } ?? false
+        return NowPlayingJSON(playbackState: player.playbackState.rawValue, item: entry.map(ItemJSON.init), index: player.currentIndex,
+                              offset: player.currentOffset.map(Self.seconds), hasArtwork: hasArtwork,
+                              artworkURL: hasArtwork ? "/api/now-playing/artwork?item=\(entry!.id.uuidString)" : nil)
+    }
+
+    /// The current item's embedded picture.
+    func nowPlayingArtwork() throws(APIError) -> AudioMetadata.Artwork {
+        guard let entry = player.currentEntry else { throw .notFound("nothing is playing") }
+        guard let artwork = artwork(of: entry) else { throw .notFound("\(entry.item.displayTitle) has no artwork") }
+        return artwork
+    }
+
+    /// The artwork of `entry`, read once per current item. Only files are read: a stream would
+    /// be opened a second time just for a picture.
+    private func artwork(of entry: SampleBufferPlayer.Entry) -> AudioMetadata.Artwork? {
+        if let cached = artworkCache.withLock({ $0 }), cached.id == entry.id { return cached.artwork }
+        let artwork = entry.item.location.contains("://") ? nil : library.artwork(atPath: entry.item.location)
+        artworkCache.withLock { $0 = (entry.id, artwork) }
+        return artwork
+    }
+
+    // MARK: - Playlist
+
+    /// Adds items at `index` (the end when nil); returns the new entries.
+    func add(_ request: AddItemsRequest) throws(APIError) -> [ItemJSON] {
+        guard !request.items.isEmpty else { throw .badRequest("no items to add") }
+        guard request.items.count <= Self.maximumItemsPerRequest else {
+            throw .badRequest("\(request.items.count) items in one request; at most \(Self.maximumItemsPerRequest)")
+        }
+        return try command { () throws(APIError) in
+            // Every item is checked before any is added: a bad one changes nothing.
+            var newItems: [PlaylistItem] = []
+            for (position, item) in request.items.enumerated() { newItems.append(try playlistItem(for: item, at: position)) }
+            let index = request.index ?? player.entries.count
+            do { try player.insert(contentsOf: newItems, at: index) } catch { throw .badRequest("\(error)") }
+            return player.entries[index..<(index + newItems.count)].map(ItemJSON.init)
+        }
+    }
+
+    private func playlistItem(for request: NewItemRequest, at position: Int) throws(APIError) -> PlaylistItem {
+        let given = [request.path != nil, request.url != nil, request.libraryId != nil].filter { $0 }.count
+        guard given == 1 else { throw .badRequest("item \(position): give exactly one of path, url and libraryId") }
+        if let path = request.path {
+            do { return PlaylistItem(location: try library.directories.confine(path)) } catch {
+                switch error {
+                case .outsideMusicDirectories, .noMusicDirectories: throw .forbidden(error.description)
+                default: throw .notFound(error.description)
+                }
+            }
+        }
+        if let text = request.url {
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host?.isEmpty == false else {
+                throw .badRequest("\(text): only http and https URLs can be added")
+            }
+            return PlaylistItem(location: text)
+        }
+        let id = request.libraryId!
+        let track: LibraryTrack?
+        do { track = try library.track(id: id) } catch { throw .unavailable("cannot read the library: \(error)") }
+        guard let track else { throw .notFound("no library track has id \(id)") }
+        return PlaylistItem(location: track.path, title: track.title, artist: track.artist, album: track.album,
+                            duration: track.durationSeconds.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) })
+    }
+
+    /// Removes the item `id`.
+    func remove(id: UUID) throws(APIError) {
+        try command { () throws(APIError) in
+            let index = try index(of: id)
+            do { try player.remove(at: index) } catch { throw .badRequest("\(error)") }
+        }
+    }
+
+    /// Moves the item `id` to `index`.
+    func move(id: UUID, to index: Int) throws(APIError) {
+        try command { () throws(APIError) in
+            let source = try self.index(of: id)
+            let count = player.entries.count
+            guard (0..<count).contains(index) else { throw .badRequest("index \(index) is outside the playlist (\(count) item\(count == 1 ? "" : "s"))") }
+            do { try player.move(from: source, to: index) } catch { throw .badRequest("\(error)") }
+        }
+    }
+
+    /// Empties the playlist (and stops).
+    func clear() {
+        command { player.replaceAll(with: []) }
+    }
+
+    private func index(of id: UUID) throws(APIError) -> Int {
+        guard let index = player.entries.firstIndex(where: { $0.id == id }) else { throw .notFound("no playlist item has id \(id.uuidString)") }
+        return index
+    }
+
+    // MARK: - Transport
+
+    /// Plays (resumes), or plays the item `id` from its start.
+    func play(id: UUID?) throws(APIError) {
+        try command { () throws(APIError) in
+            guard !player.entries.isEmpty else { throw .conflict("the playlist is empty") }
+            if let id {
+                let index = try index(of: id)
+                do { try player.seek(toItemAt: index) } catch { throw .badRequest("\(error)") }
+            } else {
+                player.play()
+            }
+        }
+    }
+
+    /// Pauses.
+    func pause() { command { player.pause() } }
+
+    /// Stops.
+    func stop() { command { player.stop() } }
+
+    /// Next item (stops after the last).
+    func next() throws(APIError) {
+        try command { () throws(APIError) in
+            guard player.currentIndex != nil else { throw .conflict(PlayerError.notPlaying(command: "next").description) }
+            player.next()
+        }
+    }
+
+    /// Previous item (the first again from its start).
+    func previous() throws(APIError) {
+        try command { () throws(APIError) in
+            guard player.currentIndex != nil else { throw .conflict(PlayerError.notPlaying(command: "previous").description) }
+            player.previous()
+        }
+    }
+
+    /// Moves to `offset` seconds into the current item, or into the item `id`.
+    func seek(_ request: SeekRequest) throws(APIError) {
+        guard request.offset.isFinite, request.offset >= 0 else { throw .badRequest("offset \(request.offset) is not a time in the item") }
+        let offset = MediaTime(seconds: request.offset, preferredTimescale: 1_000_000)
+        try command { () throws(APIError) in
+            let index: Int
+            if let id = request.id {
+                index = try self.index(of: id)
+            } else {
+                guard let current = player.currentIndex else { throw .conflict(PlayerError.notPlaying(command: "seek").description) }
+                index = current
+            }
+            let entry = player.entries[index]
+            if let duration = entry.item.duration, duration.isNumeric, request.offset > duration.seconds {
+                throw .badRequest("offset \(request.offset) s is past the end of \(entry.item.displayTitle) (\(Self.seconds(duration)) s)")
+            }
+            do {
+                if request.id == nil { try player.seek(to: offset) } else { try player.seek(toItemAt: index, offset: offset) }
+            } catch {
+                throw .conflict("\(error)")
+            }
+        }
+    }
+
+    // MARK: - Volume
+
+    /// The volume and mute.
+    func volume() -> VolumeJSON { command { VolumeJSON(volume: settings.volume, isMuted: settings.isMuted) } }
+
+    /// Sets the volume (0 to 1) and/or mute.
+    func setVolume(_ request: VolumeRequest) throws(APIError) -> VolumeJSON {
+        if let volume = request.volume, !(volume.isFinite && (0...1).contains(volume)) { throw .badRequest("volume \(volume) is outside 0...1") }
+        let result = command {
+            if let volume = request.volume { settings.volume = volume; renderer.volume = volume }
+            if let muted = request.isMuted { settings.isMuted = muted; renderer.isMuted = muted }
+            saveSettings()
+            return VolumeJSON(volume: settings.volume, isMuted: settings.isMuted)
+        }
+        events.publish(ServerEvent(name: "volume", payload: result))
+        return result
+    }
+
+    // MARK: - Routes
+
+    /// The routes a client may pick (not WAV files: a client does not choose where files go).
+    func routes() -> RoutesJSON {
+        let current = command { routeSpecifier }
+        var routes = Self.pickableRoutes().map { RouteJSON(id: $0.specifier.description, description: $0.description, isCurrent: $0.specifier == current) }
+        if !routes.contains(where: \.isCurrent) {
+            routes.insert(RouteJSON(id: current.description, description: "the route the server was started with", isCurrent: true), at: 0)
+        }
+        return RoutesJSON(current: current.description, routes: routes)
+    }
+
+    private static func pickableRoutes() -> [RouteCatalog.Entry] {
+        RouteCatalog.availableRoutes().filter { if case .wav = $0.specifier { false } else { true } }
+    }
+
+    /// Moves playback to the route `id` (one of `routes()`), at the same time and rate.
+    func selectRoute(_ id: String) throws(APIError) -> RoutesJSON {
+        let specifier: RouteSpecifier
+        do { specifier = try RouteSpecifier(parsing: id) } catch { throw .badRequest("\(error)") }
+        guard Self.pickableRoutes().contains(where: { $0.specifier == specifier }) else {
+            throw .notFound("\(id) is not one of this machine's routes (GET /api/routes lists them)")
+        }
+        try command { () throws(APIError) in
+            guard specifier != routeSpecifier else { return }
+            let previous = renderer.route
+            do {
+                try renderer.setRoute(specifier.makeRoute(sampleRate: sampleRate))
+            } catch {
+                // Back to the route that worked, so that a failed pick changes nothing.
+                try? renderer.setRoute(previous)
+                throw .unavailable("cannot play to \(specifier): \(error)")
+            }
+            logger.info("route: \(specifier)")
+            routeSpecifier = specifier
+            settings.route = specifier.description
+            saveSettings()
+        }
+        events.publish(ServerEvent(name: "route", payload: RouteEventJSON(route: specifier.description)))
+        return routes()
+    }
+
+    // MARK: - Events
+
+    /// Every client's first event: the whole state.
+    func stateEvent() -> ServerEvent { ServerEvent(name: "state", payload: state()) }
+
+    private func publish(_ event: PlayerEvent) {
+        switch event {
+        case .currentItemChanged(let index, let id):
+            let entry = player.currentEntry
+            events.publish(ServerEvent(name: "currentItem", payload: CurrentItemEventJSON(index: index, id: id, item: entry.map(ItemJSON.init))))
+        case .offsetChanged(let offset):
+            let now = HostClock.now()
+            let last = lastOffsetEvent.load(ordering: .relaxed)
+            guard now &- last >= Self.offsetEventInterval else { return }
+            lastOffsetEvent.store(now, ordering: .relaxed)
+            events.publish(ServerEvent(name: "offset", payload: OffsetEventJSON(id: player.currentEntry?.id, offset: Self.seconds(offset))))
+        case .rateChanged(let rate):
+            events.publish(ServerEvent(name: "rate", payload: RateEventJSON(rate: rate)))
+        case .itemFailed(let index, let id, let error):
+            events.publish(ServerEvent(name: "itemFailed", payload: ItemFailedEventJSON(index: index, id: id, error: error.description)))
+            events.publish(ServerEvent(name: "playlist", payload: playlist()))
+        case .playlistChanged:
+            events.publish(ServerEvent(name: "playlist", payload: playlist()))
+        case .stateChanged(let state):
+            events.publish(ServerEvent(name: "playbackState", payload: PlaybackStateEventJSON(playbackState: state.rawValue)))
+        }
+    }
+
+    /// Under `commands` (or before the controller is shared).
+    private func saveSettings() {
+        do { try store.saveSettings(settings) } catch { logger.error("cannot save the settings: \(error)") }
+    }
+
+    static func seconds(_ time: MediaTime) -> Double {
+        time.isNumeric ? (time.seconds * 1_000_000).rounded() / 1_000_000 : 0
+    }
+}

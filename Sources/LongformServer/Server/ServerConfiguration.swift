@@ -1,0 +1,38 @@
+import LongformRoutes
+
+/// What `longform serve` is started with.
+public struct ServerConfiguration: Sendable {
+    /// The address to listen on: `127.0.0.1`, `::1`, `0.0.0.0`, a host name.
+    public var host: String
+    /// The TCP port; 0 picks a free one (reported to `run`'s `onRunning`).
+    public var port: Int
+    /// The token every request must carry; nil serves without one (loopback only).
+    public var token: String?
+    /// Where the SQLite database lives.
+    public var stateDirectory: String
+    /// The route to play to; nil: the saved one, else the machine's default.
+    public var route: RouteSpecifier?
+    /// The directories whose files may be played and make up the library.
+    public var musicDirectories: [String]
+    /// The sample rate routes are opened at.
+    public var sampleRate: Int
+
+    /// A configuration.
+    public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, stateDirectory: String, route: RouteSpecifier? = nil,
+                musicDirectories: [String] = [], sampleRate: Int = 44_100) {
+        self.host = host
+        self.port = port
+        self.token = token
+        self.stateDirectory = stateDirectory
+        self.route = route
+        self.musicDirectories = musicDirectories
+        self.sampleRate = sampleRate
+    }
+
+    /// Whether `host` reaches this machine only (127.0.0.0/8, ::1, localhost): the only addresses
+    /// served without a token.
+    public var isLoopback: Bool {
+        let host = host.lowercased()
+        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+}

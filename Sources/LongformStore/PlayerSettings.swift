@@ -1,0 +1,47 @@
+import GRDB
+
+/// What a player keeps besides its playlist: the volume, mute, and the route it plays to.
+public struct PlayerSettings: Sendable, Equatable {
+    /// Linear gain, 0 to 1.
+    public var volume: Float
+    /// Whether the output is muted (the volume is kept).
+    public var isMuted: Bool
+    /// The route's specifier (`pulse`, `null`, …); nil for the default.
+    public var route: String?
+
+    /// Settings; the defaults are full volume, not muted, the default route.
+    public init(volume: Float = 1, isMuted: Bool = false, route: String? = nil) {
+        self.volume = volume
+        self.isMuted = isMuted
+        self.route = route
+    }
+}
+
+extension PlayerStateStore {
+    /// Replaces the saved settings, in one transaction.
+    public func saveSettings(_ settings: PlayerSettings) throws(StoreError) {
+        try write { db in
+            let upsert = try db.makeStatement(sql: "INSERT OR REPLACE INTO setting (name, value) VALUES (?, ?)")
+            try upsert.execute(arguments: ["volume", String(settings.volume)])
+            try upsert.execute(arguments: ["muted", settings.isMuted ? "1" : "0"])
+            if let route = settings.route {
+                try upsert.execute(arguments: ["route", route])
+            } else {
+                try db.execute(sql: "DELETE FROM setting WHERE name = 'route'")
+            }
+        }
+    }
+
+    /// The saved settings; the defaults for what was never saved.
+    public func loadSettings() throws(StoreError) -> PlayerSettings {
+        let values = try read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT name, value FROM setting").map { row -> (String, String) in (row["name"], row["value"]) })
+        }
+        var settings = PlayerSettings()
+        // A value another version wrote that does not parse keeps the default.
+        if let volume = values["volume"].flatMap(Float.init), volume.isFinite { settings.volume = min(max(volume, 0), 1) }
+        settings.isMuted = values["muted"] == "1"
+        settings.route = values["route"]
+        return settings
+    }
+}

@@ -1,0 +1,103 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import LongformRoutes
+import LongformServer
+import LongformStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `longform serve`: the player as a daemon, steered over HTTP.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the player as a daemon with an HTTP API, live events and a web player.",
+        discussion: """
+            Open the printed address in a browser for the web player; the API is described at /api/openapi.yaml \
+            (docs/server.md). The playlist, position, volume, route and library are kept in SQLite under --state, and a \
+            restart resumes where it was. Only files inside the --music directories can be added (and http(s) URLs); the \
+            directories are scanned into the library and rescanned when files change. Listening on an address other than \
+            loopback needs a token: --token, or one generated and printed at start. SIGINT or SIGTERM stops, saving the state.
+            """
+    )
+
+    @Option(name: .long, help: "Address and port to listen on: HOST:PORT, [IPv6]:PORT or PORT.")
+    var http = "127.0.0.1:8080"
+
+    @Option(name: .long, help: "Directory of the database (default: $XDG_STATE_HOME/longform or ~/.local/state/longform).")
+    var state: String?
+
+    @Option(name: .long, help: "null, pulse[:SINK] or alsa[:DEVICE] (default: the saved route, else PulseAudio, ALSA or null).")
+    var route: String?
+
+    @Option(name: .long, help: "A directory of music (repeat for several).")
+    var music: [String] = []
+
+    @Option(name: .long, help: "The token clients must send (default beyond loopback: a generated one).")
+    var token: String?
+
+    @Option(name: .long, help: "Sample rate the route plays at, in Hz.")
+    var sampleRate = 44_100
+
+    @OptionGroup var logging: LoggingOptions
+
+    func validate() throws {
+        _ = try Self.parseAddress(http)
+        if let route {
+            let specifier = try RouteSpecifier(parsing: route)
+            if case .wav = specifier { throw ValidationError("serve plays to null, pulse or alsa routes, not to a WAV file") }
+        }
+        if let token, token.isEmpty { throw ValidationError("--token must not be empty") }
+    }
+
+    /// `HOST:PORT`, `[V6]:PORT` or `PORT` (on 127.0.0.1).
+    static func parseAddress(_ text: String) throws -> (host: String, port: Int) {
+        let host: Substring
+        let portText: Substring
+        if let port = Int(text) {
+            host = "127.0.0.1"
+            portText = Substring(String(port))
+        } else if text.hasPrefix("["), let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") {
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else if let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") {
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        } else {
+            throw ValidationError("--http \(text): give HOST:PORT, [IPv6]:PORT or PORT")
+        }
+        guard !host.isEmpty, let port = Int(portText), (0...65_535).contains(port) else {
+            throw ValidationError("--http \(text): give HOST:PORT with a port from 0 to 65535")
+        }
+        return (String(host), port)
+    }
+
+    func run() async throws {
+        logging.bootstrap(defaultLevel: .info)
+        let address = try Self.parseAddress(http)
+        let configuration = ServerConfiguration(host: address.host, port: address.port, token: token,
+                                                stateDirectory: state ?? PlayerStateStore.defaultDirectory(),
+                                                route: try route.map { try RouteSpecifier(parsing: $0) },
+                                                musicDirectories: music, sampleRate: sampleRate)
+        let server: PlayerServer
+        do { server = try PlayerServer(configuration: configuration) } catch { throw CommandFailure(error.description) }
+        var signalSources: [any DispatchSourceSignal] = []
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { server.stop() }
+            source.resume()
+            signalSources.append(source)
+        }
+        let token = server.token
+        let displayHost = address.host.contains(":") ? "[\(address.host)]" : address.host
+        try await server.run { port in
+            // One line a supervisor or a test can read: where the player is.
+            var line = "longform: serving http://\(displayHost):\(port)/"
+            if let token { line += "?token=\(token)\nlongform: token \(token)" }
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+        signalSources.forEach { $0.cancel() }
+    }
+}
