@@ -77,7 +77,7 @@ let package = Package(
         .testTarget(name: "LongformPlayerTests", dependencies: ["LongformPlayer", "LongformRoutes", "LongformRendering", "LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformStoreTests", dependencies: ["LongformStore", "LongformPlayer", "LongformCore", "LongformTestSupport"]),
         .testTarget(name: "LongformLibraryTests", dependencies: ["LongformLibrary", "LongformStore", "LongformTestSupport"]),
-        .testTarget(name: "LongformServerTests", dependencies: ["LongformServer", "LongformTestSupport"]),
+        .testTarget(name: "LongformServerTests", dependencies: ["LongformTestSupport"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

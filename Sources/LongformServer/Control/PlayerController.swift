@@ -218,6 +218,8 @@ final class PlayerController: @unchecked Sendable {
             if let id {
                 let index = try index(of: id)
                 do { try player.seek(toItemAt: index) } catch { throw .badRequest("\(error)") }
+                // From paused too: "play this item" plays.
+                player.play()
             } else {
                 player.play()
             }

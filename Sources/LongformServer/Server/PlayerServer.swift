@@ -71,7 +71,7 @@ public final class PlayerServer: Sendable {
                                       configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "longform"),
                                       onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) },
                                       logger: applicationLogger)
-        library.startWatching()
+        if configuration.isWatchingMusicDirectories { library.startWatching() } else { library.rescanInBackground() }
         defer {
             library.stopWatching()
             controller.shutDown()

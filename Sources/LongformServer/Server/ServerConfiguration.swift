@@ -14,18 +14,22 @@ public struct ServerConfiguration: Sendable {
     public var route: RouteSpecifier?
     /// The directories whose files may be played and make up the library.
     public var musicDirectories: [String]
+    /// Whether changes under the music directories start a rescan (inotify); without, only
+    /// `POST /api/library/rescan` does (network file systems send no notifications).
+    public var isWatchingMusicDirectories: Bool
     /// The sample rate routes are opened at.
     public var sampleRate: Int
 
     /// A configuration.
     public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, stateDirectory: String, route: RouteSpecifier? = nil,
-                musicDirectories: [String] = [], sampleRate: Int = 44_100) {
+                musicDirectories: [String] = [], isWatchingMusicDirectories: Bool = true, sampleRate: Int = 44_100) {
         self.host = host
         self.port = port
         self.token = token
         self.stateDirectory = stateDirectory
         self.route = route
         self.musicDirectories = musicDirectories
+        self.isWatchingMusicDirectories = isWatchingMusicDirectories
         self.sampleRate = sampleRate
     }
 

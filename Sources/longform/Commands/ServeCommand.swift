@@ -34,6 +34,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A directory of music (repeat for several).")
     var music: [String] = []
 
+    @Flag(name: .long, help: "Rescan the music directories only when asked (POST /api/library/rescan), not when files change.")
+    var noWatch = false
+
     @Option(name: .long, help: "The token clients must send (default beyond loopback: a generated one).")
     var token: String?
 
@@ -79,7 +82,7 @@ struct ServeCommand: AsyncParsableCommand {
         let configuration = ServerConfiguration(host: address.host, port: address.port, token: token,
                                                 stateDirectory: state ?? PlayerStateStore.defaultDirectory(),
                                                 route: try route.map { try RouteSpecifier(parsing: $0) },
-                                                musicDirectories: music, sampleRate: sampleRate)
+                                                musicDirectories: music, isWatchingMusicDirectories: !noWatch, sampleRate: sampleRate)
         let server: PlayerServer
         do { server = try PlayerServer(configuration: configuration) } catch { throw CommandFailure(error.description) }
         var signalSources: [any DispatchSourceSignal] = []
