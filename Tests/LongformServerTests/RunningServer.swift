@@ -1,8 +1,8 @@
 import Foundation
 import LongformTestSupport
 
-/// A `longform serve` process with a music directory of its own (two tagged items, one with cover
-/// art) and a fresh state directory, reached through `HTTPTestClient`. Playing to the null route;
+/// A `longform serve` process with a music directory of its own (three items of 3 s, two tagged,
+/// one with cover art) and a fresh state directory, reached through `HTTPTestClient`. Playing to the null route;
 /// PulseAudio runs so that the route picker has a real server's sinks to offer.
 final class RunningServer: @unchecked Sendable {
     let process: ServeProcess
@@ -21,12 +21,12 @@ final class RunningServer: @unchecked Sendable {
         return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
-    /// A music directory: `album/one.flac` (3 s, title "One", artist "Ann"), `album/two.flac`
-    /// (3 s, untagged) and `cover.mp3` (3 s, title "Cover", with a PNG picture).
-    static func makeMusicDirectory(_ name: String) throws -> String {
+    /// A music directory: `album/one.flac` (title "One", artist "Ann"), `album/two.flac`
+    /// (untagged) and `cover.mp3` (title "Cover", with a PNG picture), each `seconds` long.
+    static func makeMusicDirectory(_ name: String, seconds: Double) throws -> String {
         let directory = TestAudio.path("music-\(name)-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(atPath: directory + "/album", withIntermediateDirectories: true)
-        let reference = try TestAudio.reference("server-ref", seconds: 3, startFrequency: 330)
+        let reference = try TestAudio.reference("server-ref-\(Int(seconds))", seconds: seconds, startFrequency: 330)
         try ExternalTool.check("ffmpeg", ["-nostdin", "-loglevel", "error", "-y", "-i", reference, "-metadata", "title=One", "-metadata", "artist=Ann",
                                           "-c:a", "flac", directory + "/album/one.flac"])
         try ExternalTool.check("ffmpeg", ["-nostdin", "-loglevel", "error", "-y", "-i", reference, "-c:a", "flac", directory + "/album/two.flac"])
@@ -38,9 +38,9 @@ final class RunningServer: @unchecked Sendable {
     }
 
     /// Starts a server; `host` 0.0.0.0 makes it ask for a token (reached through 127.0.0.1 all the same).
-    init(_ name: String, host: String = "127.0.0.1", isWatching: Bool = true) throws {
+    init(_ name: String, host: String = "127.0.0.1", isWatching: Bool = true, itemSeconds: Double = 3) throws {
         _ = try PulseAudioServer.start()
-        musicDirectory = try Self.makeMusicDirectory(name)
+        musicDirectory = try Self.makeMusicDirectory(name, seconds: itemSeconds)
         stateDirectory = TestAudio.path("serve-state-\(name)-\(UUID().uuidString.prefix(8))")
         process = try ServeProcess(state: stateDirectory, music: musicDirectory, host: host, extraArguments: isWatching ? [] : ["--no-watch"])
         client = HTTPTestClient(port: process.port, token: process.token)

@@ -6,6 +6,18 @@ const $ = (id) => document.getElementById(id);
 const state = { playbackState: "stopped", playlist: [], currentIndex: null, currentId: null, offset: 0, volume: 1, isMuted: false, route: "" };
 let seeking = false;
 
+// Icons as inline SVG: no font needs to carry the glyphs.
+const svg = (path) => '<svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true"><path fill="currentColor" d="' + path + '"/></svg>';
+const ICONS = {
+  play: svg("M7 4v16l13-8z"),
+  pause: svg("M6 4h4v16H6zM14 4h4v16h-4z"),
+  previous: svg("M6 5h2v14H6zM20 5v14L9 12z"),
+  next: svg("M16 5h2v14h-2zM4 5v14l11-7z"),
+  volume: svg("M4 9v6h4l5 4V5L8 9zM16 8a5 5 0 0 1 0 8v-2a3 3 0 0 0 0-4zM16 4a9 9 0 0 1 0 16v-2a7 7 0 0 0 0-12z"),
+  muted: svg("M4 9v6h4l5 4V5L8 9zM16 9l1.4-1.4L19.5 9.7l2.1-2.1L23 9l-2.1 2.1L23 13.2l-1.4 1.4-2.1-2.1-2.1 2.1L16 13.2l2.1-2.1z"),
+  grip: svg("M4 7h16v2H4zM4 11h16v2H4zM4 15h16v2H4z"),
+};
+
 async function api(method, path, body) {
   const options = { method, headers: {} };
   if (body !== undefined) {
@@ -47,7 +59,7 @@ function renderNowPlaying() {
   $("duration").textContent = clock(duration);
   renderOffset();
   const playing = state.playbackState === "playing";
-  $("play-pause").textContent = playing ? "⏸" : "▶";
+  $("play-pause").innerHTML = playing ? ICONS.pause : ICONS.play;
   $("play-pause").title = playing ? "Pause" : "Play";
   $("play-pause").setAttribute("aria-label", $("play-pause").title);
   document.title = item ? item.displayTitle + " · Longform" : "Longform";
@@ -72,7 +84,7 @@ async function renderArtwork() {
 
 function renderVolume() {
   $("volume").value = state.volume;
-  $("mute").textContent = state.isMuted ? "🔇" : "🔊";
+  $("mute").innerHTML = state.isMuted ? ICONS.muted : ICONS.volume;
   $("mute").title = state.isMuted ? "Unmute" : "Mute";
 }
 
@@ -86,7 +98,7 @@ function renderPlaylist() {
     if (item.failure) { row.classList.add("failed"); row.title = item.failure; }
     const handle = document.createElement("span");
     handle.className = "handle";
-    handle.textContent = "☰";
+    handle.innerHTML = ICONS.grip;
     handle.title = "Drag to reorder";
     handle.addEventListener("pointerdown", (event) => startDrag(event, row));
     const name = document.createElement("span");
@@ -115,12 +127,12 @@ function renderPlaylist() {
 }
 
 // Dragging by the handle with pointer events, so that it works with a mouse and a finger alike.
+// The listeners sit on the window: moving the row in the list loses any pointer capture on it.
 function startDrag(event, row) {
   event.preventDefault();
   const list = $("playlist");
   const from = [...list.children].indexOf(row);
   row.classList.add("dragging");
-  row.setPointerCapture(event.pointerId);
   const move = (moveEvent) => {
     const rows = [...list.children].filter((other) => other !== row);
     const after = rows.find((other) => {
@@ -130,16 +142,16 @@ function startDrag(event, row) {
     if (after) list.insertBefore(row, after); else list.append(row);
   };
   const end = () => {
-    row.removeEventListener("pointermove", move);
-    row.removeEventListener("pointerup", end);
-    row.removeEventListener("pointercancel", end);
+    window.removeEventListener("pointermove", move);
+    window.removeEventListener("pointerup", end);
+    window.removeEventListener("pointercancel", end);
     row.classList.remove("dragging");
     const to = [...list.children].indexOf(row);
     if (to !== from) api("POST", "/api/playlist/items/" + row.dataset.id + "/move", { index: to }).catch(renderPlaylist);
   };
-  row.addEventListener("pointermove", move);
-  row.addEventListener("pointerup", end);
-  row.addEventListener("pointercancel", end);
+  window.addEventListener("pointermove", move);
+  window.addEventListener("pointerup", end);
+  window.addEventListener("pointercancel", end);
 }
 
 async function loadRoutes() {
@@ -223,6 +235,10 @@ $("add-url").addEventListener("submit", (event) => {
 });
 $("search").addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(loadLibrary, 200); });
 
+$("previous").innerHTML = ICONS.previous;
+$("next").innerHTML = ICONS.next;
+renderNowPlaying();
+renderVolume();
 connect();
 loadRoutes();
 loadLibrary();
