@@ -9,22 +9,34 @@ final class EventHub: Sendable {
     /// How many events a client may have waiting.
     static let clientQueueLimit = 1024
 
-    private let subscribers = Mutex<[UUID: AsyncStream<String>.Continuation]>([:])
+    /// A client's queue; events published while its first event is being made are held.
+    private struct Subscriber {
+        var continuation: AsyncStream<String>.Continuation
+        var held: [String]?
+    }
+
+    private let subscribers = Mutex<[UUID: Subscriber]>([:])
 
     /// The number of connected clients.
     var subscriberCount: Int { subscribers.withLock { $0.count } }
 
-    /// A new client's stream: `first` (the current state), then every event published from now on.
-    func subscribe(first: ServerEvent) -> AsyncStream<String> {
+    /// A new client's stream: the event `first` makes (the current state), then every event
+    /// published from the moment of the call. Events published while `first` runs follow it: the
+    /// state may already show them, and every event is one a client can apply twice.
+    func subscribe(first: () -> ServerEvent) -> AsyncStream<String> {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(Self.clientQueueLimit))
         let id = UUID()
         continuation.onTermination = { [weak self] _ in
             _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
         }
-        // Registered and given the state under one lock, so that no event falls between the two.
+        subscribers.withLock { $0[id] = Subscriber(continuation: continuation, held: []) }
+        // Made outside the lock: making the state waits for the player, which may be publishing.
+        let firstText = first().wireText
         subscribers.withLock { subscribers in
-            subscribers[id] = continuation
-            continuation.yield(first.wireText)
+            guard let held = subscribers[id]?.held else { return }
+            continuation.yield(firstText)
+            for text in held { continuation.yield(text) }
+            subscribers[id]?.held = nil
         }
         return stream
     }
@@ -42,10 +54,12 @@ final class EventHub: Sendable {
     private func send(_ text: String) {
         let laggards = subscribers.withLock { subscribers in
             var laggards: [AsyncStream<String>.Continuation] = []
-            for (id, continuation) in subscribers {
-                if case .dropped = continuation.yield(text) {
+            for (id, subscriber) in subscribers {
+                if subscriber.held != nil {
+                    subscribers[id]?.held?.append(text)
+                } else if case .dropped = subscriber.continuation.yield(text) {
                     subscribers.removeValue(forKey: id)
-                    laggards.append(continuation)
+                    laggards.append(subscriber.continuation)
                 }
             }
             return laggards
@@ -58,7 +72,7 @@ final class EventHub: Sendable {
     func finishAll() {
         let all = subscribers.withLock { subscribers in
             defer { subscribers.removeAll() }
-            return Array(subscribers.values)
+            return subscribers.values.map(\.continuation)
         }
         for continuation in all { continuation.finish() }
     }
