@@ -37,6 +37,10 @@ import Testing
         let page = try client.get("/")
         #expect(page.status == 200 && page.headers["content-type"]?.hasPrefix("text/html") == true && page.text.contains("player.js"))
         #expect(try client.get("/web/player.js").status == 200)
+        // A page whose host name resolves to 127.0.0.1 (DNS rebinding) is not this server's page.
+        let rebound = try client.request("POST", "/api/transport/stop", headers: ["Host": "evil.example:\(running.port)"])
+        #expect(rebound.status == 403 && (rebound.json["error"] as? String)?.contains("evil.example") == true, "\(rebound)")
+        #expect(try client.request("GET", "/api/state", headers: ["Host": "localhost:\(running.port)"]).status == 200)
         #expect(try client.get("/web/player.css").status == 200)
         let openAPI = try client.get("/api/openapi.yaml")
         #expect(openAPI.status == 200 && openAPI.text.hasPrefix("openapi: 3."))

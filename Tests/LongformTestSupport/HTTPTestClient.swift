@@ -66,7 +66,8 @@ public struct HTTPTestClient: Sendable {
     }
 
     private func requestText(_ method: String, _ path: String, body: String?, headers: [String: String]) -> [UInt8] {
-        var lines = ["\(method) \(path) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Connection: close"]
+        var lines = ["\(method) \(path) HTTP/1.1", "Connection: close"]
+        if !headers.keys.contains(where: { $0.lowercased() == "host" }) { lines.append("Host: 127.0.0.1:\(port)") }
         if let token { lines.append("Authorization: Bearer \(token)") }
         if let body {
             if headers.keys.contains(where: { $0.lowercased() == "content-type" }) == false { lines.append("Content-Type: application/json") }
