@@ -19,14 +19,14 @@ struct AddedItemsJSON: Codable, Sendable, ResponseEncodable {
 }
 
 /// Runs `body`, which may wait on the player or SQLite, on a Dispatch thread: the few threads
-/// that run async code (two on this machine) must never block.
-func offloaded<T: Sendable, Failure: Error>(_ body: @escaping @Sendable () throws(Failure) -> T) async throws(Failure) -> T {
-    let result: Result<T, Failure> = await withCheckedContinuation { continuation in
+/// that run async code (two on this machine) must never block. (Untyped `throws`: Swift 6.3's
+/// optimizer crashes on this function with typed throws in the handlers' closures.)
+func offloaded<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global(qos: .userInitiated).async {
-            continuation.resume(returning: Result { () throws(Failure) -> T in try body() })
+            continuation.resume(with: Result { try body() })
         }
     }
-    return try result.get()
 }
 
 extension Request {
@@ -86,102 +86,102 @@ extension Parameters {
 func addAPIEndpoints(to router: Router<ServerRequestContext>, controller: PlayerController) {
     let api = router.group("api")
 
-    api.get("state") { _, _ in await offloaded { controller.state() } }
-    api.get("now-playing") { _, _ in await offloaded { controller.nowPlaying() } }
+    api.get("state") { _, _ in try await offloaded { controller.state() } }
+    api.get("now-playing") { _, _ in try await offloaded { controller.nowPlaying() } }
     api.get("now-playing/artwork") { _, _ -> Response in
-        let artwork = try await offloaded { () throws(APIError) in try controller.nowPlayingArtwork() }
+        let artwork = try await offloaded { try controller.nowPlayingArtwork() }
         return Response(status: .ok, headers: [.contentType: artwork.mimeType, .cacheControl: "no-cache"],
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: artwork.data)))
     }
 
     // The playlist.
-    api.get("playlist") { _, _ in await offloaded { controller.playlist() } }
+    api.get("playlist") { _, _ in try await offloaded { controller.playlist() } }
     api.post("playlist/items") { request, context -> EditedResponse<AddedItemsJSON> in
         let body = try await request.requireBody(as: AddItemsRequest.self, context: context)
-        let items = try await offloaded { () throws(APIError) in try controller.add(body) }
+        let items = try await offloaded { try controller.add(body) }
         return EditedResponse(status: .created, response: AddedItemsJSON(items: items))
     }
     api.delete("playlist/items/{id}") { _, context -> HTTPResponse.Status in
         let id = try context.parameters.itemID()
-        try await offloaded { () throws(APIError) in try controller.remove(id: id) }
+        try await offloaded { try controller.remove(id: id) }
         return .noContent
     }
     api.post("playlist/items/{id}/move") { request, context -> HTTPResponse.Status in
         let id = try context.parameters.itemID()
         let body = try await request.requireBody(as: MoveRequest.self, context: context)
-        try await offloaded { () throws(APIError) in try controller.move(id: id, to: body.index) }
+        try await offloaded { try controller.move(id: id, to: body.index) }
         return .noContent
     }
     api.delete("playlist") { _, _ -> HTTPResponse.Status in
-        await offloaded { controller.clear() }
+        try await offloaded { controller.clear() }
         return .noContent
     }
 
     // Transport.
     api.post("transport/play") { request, context -> HTTPResponse.Status in
         let body = try await request.decodeBody(as: PlayRequest.self, context: context)
-        try await offloaded { () throws(APIError) in try controller.play(id: body?.id) }
+        try await offloaded { try controller.play(id: body?.id) }
         return .noContent
     }
     api.post("transport/pause") { _, _ -> HTTPResponse.Status in
-        await offloaded { controller.pause() }
+        try await offloaded { controller.pause() }
         return .noContent
     }
     api.post("transport/stop") { _, _ -> HTTPResponse.Status in
-        await offloaded { controller.stop() }
+        try await offloaded { controller.stop() }
         return .noContent
     }
     api.post("transport/next") { _, _ -> HTTPResponse.Status in
-        try await offloaded { () throws(APIError) in try controller.next() }
+        try await offloaded { try controller.next() }
         return .noContent
     }
     api.post("transport/previous") { _, _ -> HTTPResponse.Status in
-        try await offloaded { () throws(APIError) in try controller.previous() }
+        try await offloaded { try controller.previous() }
         return .noContent
     }
     api.post("transport/seek") { request, context -> HTTPResponse.Status in
         let body = try await request.requireBody(as: SeekRequest.self, context: context)
-        try await offloaded { () throws(APIError) in try controller.seek(body) }
+        try await offloaded { try controller.seek(body) }
         return .noContent
     }
 
     // Volume and routes.
-    api.get("volume") { _, _ in await offloaded { controller.volume() } }
+    api.get("volume") { _, _ in try await offloaded { controller.volume() } }
     api.put("volume") { request, context -> VolumeJSON in
         let body = try await request.requireBody(as: VolumeRequest.self, context: context)
-        return try await offloaded { () throws(APIError) in try controller.setVolume(body) }
+        return try await offloaded { try controller.setVolume(body) }
     }
-    api.get("routes") { _, _ in await offloaded { controller.routes() } }
+    api.get("routes") { _, _ in try await offloaded { controller.routes() } }
     api.put("route") { request, context -> RoutesJSON in
         let body = try await request.requireBody(as: RouteRequest.self, context: context)
-        return try await offloaded { () throws(APIError) in try controller.selectRoute(body.route) }
+        return try await offloaded { try controller.selectRoute(body.route) }
     }
 
     // The library.
     api.get("library") { request, _ -> LibraryPageJSON in
         let query = request.uri.queryParameters
-        let limit = try query["limit"].map { text throws(APIError) in
-            guard let limit = Int(text), (1...1000).contains(limit) else { throw .badRequest("limit \(text) is not a number from 1 to 1000") }
+        let limit = try query["limit"].map { text in
+            guard let limit = Int(text), (1...1000).contains(limit) else { throw APIError.badRequest("limit \(text) is not a number from 1 to 1000") }
             return limit
         } ?? 200
-        let offset = try query["offset"].map { text throws(APIError) in
-            guard let offset = Int(text), offset >= 0 else { throw .badRequest("offset \(text) is not a number of tracks") }
+        let offset = try query["offset"].map { text in
+            guard let offset = Int(text), offset >= 0 else { throw APIError.badRequest("offset \(text) is not a number of tracks") }
             return offset
         } ?? 0
         let search = query["search"].map { String($0).removingPercentEncoding ?? String($0) }
-        return try await offloaded { () throws(APIError) in try controller.libraryPage(search: search, limit: limit, offset: offset) }
+        return try await offloaded { try controller.libraryPage(search: search, limit: limit, offset: offset) }
     }
     api.get("library/{trackId}") { _, context -> TrackJSON in
         let id = try context.parameters.trackID()
-        return try await offloaded { () throws(APIError) in try controller.libraryTrack(id: id) }
+        return try await offloaded { try controller.libraryTrack(id: id) }
     }
     api.get("library/{trackId}/artwork") { _, context -> Response in
         let id = try context.parameters.trackID()
-        let artwork = try await offloaded { () throws(APIError) in try controller.libraryArtwork(id: id) }
+        let artwork = try await offloaded { try controller.libraryArtwork(id: id) }
         return Response(status: .ok, headers: [.contentType: artwork.mimeType], body: ResponseBody(byteBuffer: ByteBuffer(bytes: artwork.data)))
     }
     api.post("library/rescan") { _, _ -> ScanJSON in
-        try await offloaded { () throws(APIError) in try controller.rescanLibrary() }
+        try await offloaded { try controller.rescanLibrary() }
     }
 }
 

@@ -4,7 +4,7 @@ import Hummingbird
 /// everything, then each change as it happens (see `ServerEvent`).
 func addEventEndpoint(to router: Router<ServerRequestContext>, controller: PlayerController) {
     router.get("api/events") { _, _ -> Response in
-        let stream = await offloaded { controller.events.subscribe(first: controller.stateEvent) }
+        let stream = try await offloaded { controller.events.subscribe(first: controller.stateEvent) }
         return Response(status: .ok,
                         headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", .init("X-Accel-Buffering")!: "no"],
                         body: ResponseBody { writer in
