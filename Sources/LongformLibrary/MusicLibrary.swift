@@ -92,6 +92,11 @@ public final class MusicLibrary: @unchecked Sendable {
         try store.libraryTrack(id: id)
     }
 
+    /// The track of the file at `path` (a real path, as `MusicDirectories.confine` gives), or nil.
+    public func track(path: String) throws(PlayerStateStore.StoreError) -> LibraryTrack? {
+        try store.libraryTrack(path: path)
+    }
+
     /// The embedded picture of the file at `path` (read again from the file), or nil.
     public func artwork(atPath path: String) -> AudioMetadata.Artwork? {
         (try? AudioFileSource(location: path))?.metadata.artwork

@@ -72,6 +72,11 @@ extension PlayerStateStore {
         try read { db in try Row.fetchOne(db, sql: "SELECT * FROM libraryTrack WHERE id = ?", arguments: [id]).map(LibraryTrack.init(row:)) }
     }
 
+    /// The track of the file at `path` (a real path), or nil.
+    public func libraryTrack(path: String) throws(StoreError) -> LibraryTrack? {
+        try read { db in try Row.fetchOne(db, sql: "SELECT * FROM libraryTrack WHERE path = ?", arguments: [path]).map(LibraryTrack.init(row:)) }
+    }
+
     /// Every track's path with the modification time and size it was read at, for a rescan to
     /// tell what changed.
     public func libraryFingerprints() throws(StoreError) -> [String: (modificationTime: Double, size: Int64)] {

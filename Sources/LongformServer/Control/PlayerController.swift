@@ -160,12 +160,16 @@ final class PlayerController: @unchecked Sendable {
         let given = [request.path != nil, request.url != nil, request.libraryId != nil].filter { $0 }.count
         guard given == 1 else { throw .badRequest("item \(position): give exactly one of path, url and libraryId") }
         if let path = request.path {
-            do { return PlaylistItem(location: try library.directories.confine(path)) } catch {
+            let realPath: String
+            do { realPath = try library.directories.confine(path) } catch {
                 switch error {
                 case .outsideMusicDirectories, .noMusicDirectories: throw .forbidden(error.description)
                 default: throw .notFound(error.description)
                 }
             }
+            // What the library already read saves the player opening the file again for its tags.
+            if let track = try? library.track(path: realPath) { return Self.playlistItem(for: track) }
+            return PlaylistItem(location: realPath)
         }
         if let text = request.url {
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host?.isEmpty == false else {
@@ -177,8 +181,12 @@ final class PlayerController: @unchecked Sendable {
         let track: LibraryTrack?
         do { track = try library.track(id: id) } catch { throw .unavailable("cannot read the library: \(error)") }
         guard let track else { throw .notFound("no library track has id \(id)") }
-        return PlaylistItem(location: track.path, title: track.title, artist: track.artist, album: track.album,
-                            duration: track.durationSeconds.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) })
+        return Self.playlistItem(for: track)
+    }
+
+    private static func playlistItem(for track: LibraryTrack) -> PlaylistItem {
+        PlaylistItem(location: track.path, title: track.title, artist: track.artist, album: track.album,
+                     duration: track.durationSeconds.map { MediaTime(seconds: $0, preferredTimescale: 1_000_000) })
     }
 
     /// Removes the item `id`.

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -16,6 +17,10 @@ final class EventHub: Sendable {
     }
 
     private let subscribers = Mutex<[UUID: Subscriber]>([:])
+    /// Sends happen here, in order, not on the publisher's thread: the player's queue goes on at
+    /// once, and the reply to the command that caused the event is not queued behind a hundred
+    /// clients' writes.
+    private let sendQueue = DispatchQueue(label: "longform.server.events")
 
     /// The number of connected clients.
     var subscriberCount: Int { subscribers.withLock { $0.count } }
@@ -43,12 +48,13 @@ final class EventHub: Sendable {
 
     /// Sends `event` to every client.
     func publish(_ event: ServerEvent) {
-        send(event.wireText)
+        let text = event.wireText
+        sendQueue.async { self.send(text) }
     }
 
     /// A comment line: keeps proxies from closing an idle stream, and finds clients that left.
     func sendKeepAlive() {
-        send(": keep-alive\n\n")
+        sendQueue.async { self.send(": keep-alive\n\n") }
     }
 
     private func send(_ text: String) {
