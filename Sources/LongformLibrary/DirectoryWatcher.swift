@@ -20,7 +20,7 @@ final class DirectoryWatcher: @unchecked Sendable {
 
     private static let mask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE_SELF)
 
-    /// A watcher; nil (with a log line) when inotify is unavailable.
+    /// A watcher; nil (with a log line) when inotify is unavailable. Call `start()` once.
     init?(directories: [String], quietInterval: Double = 0.5, onChange: @escaping @Sendable () -> Void) {
         let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         if descriptor < 0 {
@@ -33,8 +33,6 @@ final class DirectoryWatcher: @unchecked Sendable {
         self.onChange = onChange
     }
 
-    deinit { close(descriptor) }
-
     /// Starts watching on a thread of its own.
     func start() {
         addWatches()
@@ -44,7 +42,7 @@ final class DirectoryWatcher: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops watching; the thread ends within 0.2 s.
+    /// Stops watching; the thread ends (and closes its inotify descriptor) within 0.2 s.
     func stop() {
         isStopped.lock()
         stopRequested = true
@@ -93,5 +91,7 @@ final class DirectoryWatcher: @unchecked Sendable {
                 onChange()
             }
         }
+        // The thread owns the descriptor from `start()` on: closed here, once it no longer reads it.
+        close(descriptor)
     }
 }

@@ -27,6 +27,9 @@ public struct MusicDirectories: Sendable, Equatable {
     public func confine(_ path: String) throws(LibraryError) -> String {
         guard !paths.isEmpty else { throw .noMusicDirectories(path) }
         let candidates = path.hasPrefix("/") ? [path] : paths.map { ($0 as NSString).appendingPathComponent(path) }
+        // Refused by its letters first, whether or not it exists: an answer must not tell whether
+        // a file exists elsewhere on the machine. (A symlink inside can still lead out: below.)
+        guard candidates.contains(where: { contains(realPath: Self.lexicallyNormalized($0)) }) else { throw .outsideMusicDirectories(path) }
         guard let real = candidates.lazy.compactMap(Self.realPath).first else { throw .noSuchFile(path) }
         guard contains(realPath: real) else { throw .outsideMusicDirectories(path) }
         var isDirectory: ObjCBool = false
@@ -37,6 +40,17 @@ public struct MusicDirectories: Sendable, Equatable {
     /// Whether a real (resolved) path lies inside one of the directories.
     public func contains(realPath: String) -> Bool {
         paths.contains { realPath == $0 || realPath.hasPrefix($0 == "/" ? "/" : $0 + "/") }
+    }
+
+    /// `/a/b/../c/./d` as `/a/c/d`, without looking at the file system.
+    static func lexicallyNormalized(_ path: String) -> String {
+        var parts: [Substring] = []
+        for part in path.split(separator: "/") {
+            if part == "." { continue }
+            if part == ".." { _ = parts.popLast(); continue }
+            parts.append(part)
+        }
+        return "/" + parts.joined(separator: "/")
     }
 
     /// `realpath(3)`: nil when the path names nothing.

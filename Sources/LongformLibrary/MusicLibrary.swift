@@ -4,10 +4,11 @@ import Logging
 import LongformCore
 import LongformSources
 import LongformStore
+import Synchronization
 
 /// The music directories, scanned into the store's library: browsed and searched from the store,
 /// rescanned on request and when files under the directories change. Scans run one at a time on
-/// the library's own queue; a rescan asked for during one runs once after it.
+/// the library's own queue; background rescans asked for while one waits to start are that one.
 public final class MusicLibrary: @unchecked Sendable {
     /// What one scan changed.
     public struct ScanSummary: Sendable, Equatable {
@@ -25,6 +26,7 @@ public final class MusicLibrary: @unchecked Sendable {
     public let directories: MusicDirectories
     private let store: PlayerStateStore
     private let queue = DispatchQueue(label: "longform.library.scan")
+    private let isScanQueued = Atomic<Bool>(false)
     private let logger = Logger(label: LogLabel.library)
     private var watcher: DirectoryWatcher?
     private let onChange: @Sendable (ScanSummary) -> Void
@@ -46,19 +48,22 @@ public final class MusicLibrary: @unchecked Sendable {
         return try result.get()
     }
 
-    /// Scans in the background.
+    /// Scans in the background; asked again before that scan starts, it still scans once.
     public func rescanInBackground() {
+        guard !isScanQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
         queue.async { [self] in
+            isScanQueued.store(false, ordering: .releasing)
             do { _ = try scanOnQueue() } catch { logger.error("library: cannot update: \(error)") }
         }
     }
 
     /// Scans in the background now, and again whenever files under the directories change.
     public func startWatching() {
+        // Scanned even without directories: what an earlier run with other directories left is removed.
+        rescanInBackground()
         guard watcher == nil, !directories.paths.isEmpty else { return }
         watcher = DirectoryWatcher(directories: directories.paths) { [weak self] in self?.rescanInBackground() }
         watcher?.start()
-        rescanInBackground()
     }
 
     /// Stops watching for changes.
@@ -87,9 +92,10 @@ public final class MusicLibrary: @unchecked Sendable {
         try store.libraryTrackCount(matching: search)
     }
 
-    /// The track with `id`, or nil.
+    /// The track with `id`, or nil; nil too while a track's file is outside the directories (a
+    /// scan has not yet removed what an earlier run with other directories found).
     public func track(id: Int64) throws(PlayerStateStore.StoreError) -> LibraryTrack? {
-        try store.libraryTrack(id: id)
+        try store.libraryTrack(id: id).flatMap { directories.contains(realPath: $0.path) ? $0 : nil }
     }
 
     /// The track of the file at `path` (a real path, as `MusicDirectories.confine` gives), or nil.

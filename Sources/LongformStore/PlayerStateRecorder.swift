@@ -9,7 +9,11 @@ import LongformPlayer
 public final class PlayerStateRecorder: @unchecked Sendable {
     private let player: SampleBufferPlayer
     private let store: PlayerStateStore
+    /// Writes to the store; never calls the player, so that `finish()` may wait for it from
+    /// the player's own queue.
     private let saveQueue = DispatchQueue(label: "longform.state.save")
+    /// Runs the once-a-second timer, which reads the player.
+    private let timerQueue = DispatchQueue(label: "longform.state.timer")
     private let logger = Logger(label: LogLabel.player)
     private let timer: DispatchSourceTimer
     private var eventToken: SampleBufferPlayer.EventHandlerToken?
@@ -18,7 +22,7 @@ public final class PlayerStateRecorder: @unchecked Sendable {
     public init(player: SampleBufferPlayer, store: PlayerStateStore) {
         self.player = player
         self.store = store
-        timer = DispatchSource.makeTimerSource(queue: saveQueue)
+        timer = DispatchSource.makeTimerSource(queue: timerQueue)
         timer.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(100))
         timer.setEventHandler { [weak self] in
             guard let self, player.playbackState == .playing else { return }
@@ -46,7 +50,8 @@ public final class PlayerStateRecorder: @unchecked Sendable {
         }
     }
 
-    /// Stops recording, saves everything once more and waits for the save.
+    /// Stops recording, saves everything once more and waits for the save. May be called from
+    /// the player's event handler.
     public func finish() {
         timer.cancel()
         if let eventToken { player.removeEventHandler(eventToken) }

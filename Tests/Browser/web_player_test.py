@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Drives the web player of a running `longform serve` in Debian's chromium, headless, through
 Selenium and chromium-driver, the way a user would: adds items from the library and by URL,
 reorders one by dragging its handle, removes one, plays, seeks with the progress bar, pauses and

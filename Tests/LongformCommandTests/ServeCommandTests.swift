@@ -61,6 +61,32 @@ import Testing
         #expect((try HTTPTestClient(port: again.port).get("/api/playlist").json["items"] as? [[String: Any]])?.count == 1)
     }
 
+    @Test func startedWithOtherMusicDirectoriesTheOldLibraryCannotBePlayed() throws {
+        let state = TestAudio.path("serve-moved-\(UUID().uuidString.prefix(8))")
+        let first = try ServeProcess(state: state, music: try Self.musicDirectory())
+        let client = HTTPTestClient(port: first.port)
+        var tracks: [[String: Any]] = []
+        for _ in 0..<100 where tracks.count < 3 {
+            tracks = try client.get("/api/library").json["tracks"] as? [[String: Any]] ?? []
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let id = try #require(tracks.first?["id"] as? Int)
+        first.kill(SIGTERM)
+
+        let empty = TestAudio.path("serve-empty-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let second = try ServeProcess(state: state, music: empty)
+        defer { second.kill(SIGTERM) }
+        let again = HTTPTestClient(port: second.port)
+        #expect(try again.post("/api/playlist/items", json: #"{"items": [{"libraryId": \#(id)}]}"#).status == 404)
+        var total = -1
+        for _ in 0..<100 where total != 0 {
+            total = try again.get("/api/library").json["total"] as? Int ?? -1
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(total == 0, "the old directory's tracks are gone from the library")
+    }
+
     @Test func badArgumentsAreNamed() throws {
         let result = try ExternalTool.run(ExternalTool.longformExecutable, ["serve", "--http", "localhost", "--state", TestAudio.path("serve-bad")])
         #expect(result.status != 0 && result.errorOutput.contains("--http localhost"), "\(result.errorOutput)")

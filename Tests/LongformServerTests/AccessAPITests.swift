@@ -25,6 +25,8 @@ import Testing
         let cookie = try #require(page.headers["set-cookie"])
         #expect(cookie.hasPrefix("longform_token=\(token)") && cookie.contains("HttpOnly"))
         #expect(try anonymous.request("GET", "/api/state", headers: ["Cookie": "theme=dark; longform_token=\(token)"]).status == 200)
+        // A cookie from before a restart does not stand in the way of the new token in the query.
+        #expect(try anonymous.request("GET", "/?token=\(token)", headers: ["Cookie": "longform_token=0123"]).status == 200)
         let events = try anonymous.openEventStream(headers: ["Cookie": "longform_token=\(token)"])
         defer { events.close() }
         #expect(events.status == 200 && events.next(named: "state") != nil)
@@ -41,6 +43,13 @@ import Testing
         let rebound = try client.request("POST", "/api/transport/stop", headers: ["Host": "evil.example:\(running.port)"])
         #expect(rebound.status == 403 && (rebound.json["error"] as? String)?.contains("evil.example") == true, "\(rebound)")
         #expect(try client.request("GET", "/api/state", headers: ["Host": "localhost:\(running.port)"]).status == 200)
+        #expect(try client.request("GET", "/api/state", headers: ["Host": "127.evil.example:\(running.port)"]).status == 403)
+        // A page of another site cannot send commands, with or without a body; the server's own page can.
+        for headers in [["Origin": "http://evil.example"], ["Origin": "http://127.0.0.1:1"], ["Origin": "null"], ["Sec-Fetch-Site": "cross-site"]] {
+            let response = try client.request("POST", "/api/transport/stop", headers: headers)
+            #expect(response.status == 403, "\(headers): \(response)")
+        }
+        #expect(try client.request("POST", "/api/transport/stop", headers: ["Origin": "http://127.0.0.1:\(running.port)", "Sec-Fetch-Site": "same-origin"]).status == 204)
         #expect(try client.get("/web/player.css").status == 200)
         let openAPI = try client.get("/api/openapi.yaml")
         #expect(openAPI.status == 200 && openAPI.text.hasPrefix("openapi: 3."))

@@ -10,7 +10,8 @@ import Testing
         let running = try RunningServer("browser", itemSeconds: 30)
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let screenshots = repository.appendingPathComponent(".build/screenshots").path
-        let result = try ExternalTool.run("python3", [repository.appendingPathComponent("Tests/Browser/web_player_test.py").path,
+        // Debian's python3, which has Debian's Selenium (another python3 may come first in PATH).
+        let result = try ExternalTool.run("/usr/bin/python3", [repository.appendingPathComponent("Tests/Browser/web_player_test.py").path,
                                                       "--port", "\(running.port)", "--pulse-route", "pulse:\(PulseAudioServer.sinkName)",
                                                       "--screenshots", screenshots])
         #expect(result.status == 0, "\(result.output)\(result.errorOutput)")

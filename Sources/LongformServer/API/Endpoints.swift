@@ -168,7 +168,8 @@ func addAPIEndpoints(to router: Router<ServerRequestContext>, controller: Player
             guard let offset = Int(text), offset >= 0 else { throw APIError.badRequest("offset \(text) is not a number of tracks") }
             return offset
         } ?? 0
-        let search = query["search"].map { String($0).removingPercentEncoding ?? String($0) }
+        // Hummingbird has decoded the query already.
+        let search = query["search"].map(String.init)
         return try await offloaded { try controller.libraryPage(search: search, limit: limit, offset: offset) }
     }
     api.get("library/{trackId}") { _, context -> TrackJSON in

@@ -17,8 +17,9 @@ import Synchronization
 final class PlayerController: @unchecked Sendable {
     /// At most this many items in one add request.
     static let maximumItemsPerRequest = 1000
-    /// Offset events go out at most this often (the player reports every 0.1 s).
-    static let offsetEventInterval: UInt64 = 200_000_000
+    /// Offset events skip a report that comes sooner than this after the last: of the player's
+    /// reports every 0.1 s, every other one goes out, five a second (with room for jitter).
+    static let offsetEventInterval: UInt64 = 150_000_000
 
     let player: SampleBufferPlayer
     let library: MusicLibrary
@@ -292,9 +293,11 @@ final class PlayerController: @unchecked Sendable {
             if let volume = request.volume { settings.volume = volume; renderer.volume = volume }
             if let muted = request.isMuted { settings.isMuted = muted; renderer.isMuted = muted }
             saveSettings()
-            return VolumeJSON(volume: settings.volume, isMuted: settings.isMuted)
+            let result = VolumeJSON(volume: settings.volume, isMuted: settings.isMuted)
+            // Under the lock: two changes at once are announced in the order they were made.
+            events.publish(ServerEvent(name: "volume", payload: result))
+            return result
         }
-        events.publish(ServerEvent(name: "volume", payload: result))
         return result
     }
 
@@ -335,8 +338,8 @@ final class PlayerController: @unchecked Sendable {
             routeSpecifier = specifier
             settings.route = specifier.description
             saveSettings()
+            events.publish(ServerEvent(name: "route", payload: RouteEventJSON(route: specifier.description)))
         }
-        events.publish(ServerEvent(name: "route", payload: RouteEventJSON(route: specifier.description)))
         return routes()
     }
 

@@ -17,6 +17,8 @@ final class EventHub: Sendable {
     }
 
     private let subscribers = Mutex<[UUID: Subscriber]>([:])
+    /// Set by `finishAll`: a client arriving during the shutdown gets a stream that ends at once.
+    private let isFinished = Atomic<Bool>(false)
     /// Sends happen here, in order, not on the publisher's thread: the player's queue goes on at
     /// once, and the reply to the command that caused the event is not queued behind a hundred
     /// clients' writes.
@@ -34,7 +36,15 @@ final class EventHub: Sendable {
         continuation.onTermination = { [weak self] _ in
             _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
         }
-        subscribers.withLock { $0[id] = Subscriber(continuation: continuation, held: []) }
+        let isOpen = subscribers.withLock { subscribers in
+            guard !isFinished.load(ordering: .acquiring) else { return false }
+            subscribers[id] = Subscriber(continuation: continuation, held: [])
+            return true
+        }
+        guard isOpen else {
+            continuation.finish()
+            return stream
+        }
         // Made outside the lock: making the state waits for the player, which may be publishing.
         let firstText = first().wireText
         subscribers.withLock { subscribers in
@@ -77,6 +87,7 @@ final class EventHub: Sendable {
     /// Ends every client's stream (on shutdown).
     func finishAll() {
         let all = subscribers.withLock { subscribers in
+            isFinished.store(true, ordering: .releasing)
             defer { subscribers.removeAll() }
             return subscribers.values.map(\.continuation)
         }

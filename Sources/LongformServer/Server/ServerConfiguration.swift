@@ -35,8 +35,15 @@ public struct ServerConfiguration: Sendable {
 
     /// Whether `host` reaches this machine only (127.0.0.0/8, ::1, localhost): the only addresses
     /// served without a token.
-    public var isLoopback: Bool {
-        let host = host.lowercased()
-        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    public var isLoopback: Bool { Self.isLoopback(host) }
+
+    /// Whether `name` is `localhost`, `::1` or a dotted IPv4 address in 127.0.0.0/8 (four numbers:
+    /// `127.evil.example` is a host name, not loopback).
+    static func isLoopback(_ name: String) -> Bool {
+        let name = name.lowercased()
+        if name == "localhost" || name == "::1" || name == "[::1]" { return true }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "127" else { return false }
+        return parts.allSatisfy { part in part.count <= 3 && UInt8(part) != nil }
     }
 }

@@ -89,8 +89,9 @@ final class PlayerSession: @unchecked Sendable {
             failures.add()
             if !isInteractive { FileHandle.standardError.write(Data("longform: item \(index + 1) skipped: \(error)\n".utf8)) }
         case .stateChanged(.stopped):
-            // The playlist played to its end.
-            finish()
+            // The playlist played to its end. Not on the player's queue, which `finish()`'s
+            // last save reads.
+            DispatchQueue.global().async { self.finish() }
         case .playlistChanged, .stateChanged:
             break
         default:

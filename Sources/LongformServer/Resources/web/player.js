@@ -74,9 +74,16 @@ function renderOffset() {
 let artworkFor = null;
 async function renderArtwork() {
   if (artworkFor === state.currentId) return;
-  artworkFor = state.currentId;
+  const asked = state.currentId;
+  artworkFor = asked;
   let url = null;
-  try { url = state.currentId ? (await api("GET", "/api/now-playing")).artworkURL : null; } catch (_) {}
+  try {
+    url = asked ? (await api("GET", "/api/now-playing")).artworkURL : null;
+  } catch (_) {
+    artworkFor = null; // ask again at the next change
+  }
+  // The item may have changed while the answer was on its way.
+  if (asked !== state.currentId) return;
   $("artwork").hidden = !url;
   $("artwork-placeholder").hidden = !!url;
   if (url) $("artwork").src = url;
@@ -88,7 +95,13 @@ function renderVolume() {
   $("mute").title = state.isMuted ? "Unmute" : "Mute";
 }
 
+// While a row is dragged the list is not redrawn (the row would be torn out from under the
+// pointer); the redraw waits for the drop.
+let dragging = false;
+let redrawAfterDrag = false;
+
 function renderPlaylist() {
+  if (dragging) { redrawAfterDrag = true; return; }
   const list = $("playlist");
   list.replaceChildren();
   state.playlist.forEach((item, index) => {
@@ -132,6 +145,7 @@ function startDrag(event, row) {
   event.preventDefault();
   const list = $("playlist");
   const from = [...list.children].indexOf(row);
+  dragging = true;
   row.classList.add("dragging");
   const move = (moveEvent) => {
     const rows = [...list.children].filter((other) => other !== row);
@@ -146,8 +160,12 @@ function startDrag(event, row) {
     window.removeEventListener("pointerup", end);
     window.removeEventListener("pointercancel", end);
     row.classList.remove("dragging");
+    dragging = false;
     const to = [...list.children].indexOf(row);
-    if (to !== from) api("POST", "/api/playlist/items/" + row.dataset.id + "/move", { index: to }).catch(renderPlaylist);
+    const moved = to !== from && to >= 0;
+    if (moved) api("POST", "/api/playlist/items/" + row.dataset.id + "/move", { index: to }).catch(renderPlaylist);
+    // The server's playlist event redraws after a move; anything that came during the drag, now.
+    if (redrawAfterDrag || !moved) { redrawAfterDrag = false; renderPlaylist(); }
   };
   window.addEventListener("pointermove", move);
   window.addEventListener("pointerup", end);
