@@ -62,8 +62,10 @@ public final class MusicLibrary: @unchecked Sendable {
         // Scanned even without directories: what an earlier run with other directories left is removed.
         rescanInBackground()
         guard watcher == nil, !directories.paths.isEmpty else { return }
-        watcher = DirectoryWatcher(directories: directories.paths) { [weak self] in self?.rescanInBackground() }
-        watcher?.start()
+        let watcher = DirectoryWatcher(directories: directories.paths) { [weak self] in self?.rescanInBackground() }
+        self.watcher = watcher
+        // Starting walks the directories to watch each one: on the library's queue, not the caller's thread.
+        queue.async { watcher?.start() }
     }
 
     /// Stops watching for changes.
