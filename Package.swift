@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "LongformPlayer", targets: ["LongformPlayer"]),
         .library(name: "LongformStore", targets: ["LongformStore"]),
         .library(name: "LongformLibrary", targets: ["LongformLibrary"]),
+        .library(name: "LongformSpeakerProtocol", targets: ["LongformSpeakerProtocol"]),
         .library(name: "LongformServer", targets: ["LongformServer"]),
     ],
     dependencies: [
@@ -44,6 +45,8 @@ let package = Package(
         .target(name: "LongformRendering", dependencies: ["LongformCore", "CSoxr", .product(name: "Logging", package: "swift-log")]),
         // Layer 4: concrete routes (null, WAV, PulseAudio, ALSA).
         .target(name: "LongformRoutes", dependencies: ["LongformCore", "LongformRendering", "CPulse", "CALSA", .product(name: "Logging", package: "swift-log")]),
+        // Layer 4: the wire protocol between the speaker route and `longform speaker` (docs/speaker-protocol.md).
+        .target(name: "LongformSpeakerProtocol"),
         // Layer 5: what enqueues items into a renderer.
         .target(name: "LongformPlayer", dependencies: ["LongformCore", "LongformSources", "LongformRendering", .product(name: "Logging", package: "swift-log")]),
         // Layer 5: what survives a restart: the playlist and where it was, in SQLite (GRDB).
@@ -78,6 +81,7 @@ let package = Package(
         .testTarget(name: "LongformStoreTests", dependencies: ["LongformStore", "LongformPlayer", "LongformCore", "LongformTestSupport"]),
         .testTarget(name: "LongformLibraryTests", dependencies: ["LongformLibrary", "LongformStore", "LongformTestSupport"]),
         .testTarget(name: "LongformServerTests", dependencies: ["LongformTestSupport"]),
+        .testTarget(name: "LongformSpeakerProtocolTests", dependencies: ["LongformSpeakerProtocol"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,11 @@
+/// The constants of a frame on the stream: `LF`, the version, the type, the payload length, the payload.
+public enum SpeakerFrame {
+    /// The first two bytes of every frame.
+    public static let magic: (UInt8, UInt8) = (0x4C, 0x46) // "LF"
+    /// The protocol version this implementation speaks.
+    public static let version: UInt8 = 1
+    /// Magic, version, type and length.
+    public static let headerLength = 8
+    /// The longest payload accepted: a little over 10 s of 44.1 kHz stereo 16-bit audio.
+    public static let maximumPayloadLength = 4 << 20
+}
