@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "LongformStore", targets: ["LongformStore"]),
         .library(name: "LongformLibrary", targets: ["LongformLibrary"]),
         .library(name: "LongformSpeakerProtocol", targets: ["LongformSpeakerProtocol"]),
+        .library(name: "LongformSpeaker", targets: ["LongformSpeaker"]),
         .library(name: "LongformServer", targets: ["LongformServer"]),
     ],
     dependencies: [
@@ -60,6 +61,8 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], resources: [.copy("Resources")]),
+        // Layer 7: the receiver end of a network route (`longform speaker`).
+        .target(name: "LongformSpeaker", dependencies: ["LongformSpeakerProtocol"]),
         // Layer 6: the command line.
         .executableTarget(name: "longform", dependencies: [
             "LongformCore", "LongformSources", "LongformRendering", "LongformRoutes", "LongformPlayer", "LongformStore", "LongformServer",
@@ -82,6 +85,7 @@ let package = Package(
         .testTarget(name: "LongformLibraryTests", dependencies: ["LongformLibrary", "LongformStore", "LongformTestSupport"]),
         .testTarget(name: "LongformServerTests", dependencies: ["LongformTestSupport"]),
         .testTarget(name: "LongformSpeakerProtocolTests", dependencies: ["LongformSpeakerProtocol"]),
+        .testTarget(name: "LongformSpeakerTests", dependencies: ["LongformSpeaker", "LongformSpeakerProtocol"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,228 @@
+import LongformSpeakerProtocol
+
+/// The heart of `longform speaker`, without I/O: what the sender's messages do to the buffer and
+/// the anchor, and which samples the output plays at a given time. The connection feeds it
+/// messages and clock replies and sends the actions it returns; the output thread asks it to
+/// render. Like swift-nio's state machines, it is a value type whose event methods return what
+/// to do, so that every rule here is tested without sockets or threads.
+public struct SpeakerSession: Sendable {
+    /// Which of the stream's channels this speaker plays.
+    public enum ChannelSelection: String, Sendable, CaseIterable {
+        /// All of them.
+        case both
+        /// The first only, in the output's first channel (the other channels silent).
+        case left
+        /// The second only, in the output's second channel.
+        case right
+    }
+
+    /// What a speaker is.
+    public struct Configuration: Sendable {
+        /// Its name, sent in `welcome`.
+        public var name: String
+        /// How much audio it holds, in seconds.
+        public var bufferSeconds: Double
+        /// Which channels it plays.
+        public var channels: ChannelSelection
+        /// Added to its measured output latency: for an amplifier or a TV it cannot measure (ns).
+        public var extraDelay: UInt64
+        /// A jump instead of a continuation when the output is further than this from where the
+        /// anchor says it should be (frames): at a start, after a gap, after a new anchor.
+        public var resyncThresholdFrames: Int64
+
+        /// A configuration.
+        public init(name: String, bufferSeconds: Double = 180, channels: ChannelSelection = .both, extraDelay: UInt64 = 0,
+                    resyncThresholdFrames: Int64 = 88) {
+            self.name = name
+            self.bufferSeconds = bufferSeconds
+            self.channels = channels
+            self.extraDelay = extraDelay
+            self.resyncThresholdFrames = resyncThresholdFrames
+        }
+    }
+
+    /// What the connection should do.
+    public enum Action: Sendable, Equatable {
+        /// Send this message to the sender.
+        case send(SpeakerMessage)
+        /// Close the connection, logging the reason (the buffer is kept).
+        case close(reason: String)
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    /// The clock estimate.
+    public private(set) var clock = NetworkClockEstimator()
+    /// The current session's id, once a sender said hello.
+    public private(set) var sessionID: [UInt8]?
+    /// The stream's format, once given.
+    public private(set) var format: AudioStreamFormat?
+    /// The audio held.
+    public private(set) var buffer: SpeakerBuffer?
+    /// The latest anchor.
+    public private(set) var anchor: RateAnchor?
+    /// Volume: this speaker's and its group's.
+    public private(set) var volume: (speaker: Float, group: Float) = (1, 1)
+    /// What plays, as the sender said.
+    public private(set) var metadata: (title: String, artist: String, album: String)?
+    /// The next media frame the output plays; nil until it has started.
+    public private(set) var nextFrame: Int64?
+    private var scratch: [Float] = []
+
+    /// A speaker with nothing buffered.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    // MARK: - Messages
+
+    /// Applies a message from the sender.
+    public mutating func receive(_ message: SpeakerMessage) -> [Action] {
+        switch message {
+        case .hello(let id, _):
+            if id != sessionID {
+                // A new session: what the last one left is not its audio.
+                sessionID = id
+                buffer?.removeAll()
+                anchor = nil
+                nextFrame = nil
+            }
+            let capacity = UInt64(max(configuration.bufferSeconds, 1) * Double(format?.sampleRate ?? 44_100))
+            let end = buffer.map { $0.isEmpty ? -1 : $0.endFrame } ?? -1
+            return [.send(.welcome(speakerName: configuration.name, bufferCapacityFrames: capacity, bufferEndFrame: end))]
+        case .format(let newFormat):
+            guard sessionID != nil else { return [.close(reason: "format before hello")] }
+            if newFormat != format {
+                format = newFormat
+                buffer = SpeakerBuffer(channelCount: Int(newFormat.channelCount),
+                                       capacityFrames: Int(max(configuration.bufferSeconds, 1) * Double(newFormat.sampleRate)))
+                nextFrame = nil
+            }
+            return []
+        case .audio(let firstFrame, let frameCount, let samples):
+            guard let format, buffer != nil else { return [.close(reason: "audio before a format")] }
+            guard samples.count == Int(frameCount) * format.bytesPerFrame else {
+                return [.close(reason: "audio of \(frameCount) frames carries \(samples.count) bytes, not \(Int(frameCount) * format.bytesPerFrame)")]
+            }
+            buffer!.write(Self.decode(samples, encoding: format.encoding)[...], at: firstFrame)
+            return []
+        case .anchor(let newAnchor):
+            guard sessionID != nil else { return [.close(reason: "anchor before hello")] }
+            anchor = newAnchor
+            return []
+        case .flush(let requestID, let fromFrame):
+            return [.send(flush(requestID: requestID, from: fromFrame))]
+        case .volume(let speaker, let group):
+            volume = (speaker, group)
+            return []
+        case .metadata(let title, let artist, let album):
+            metadata = (title, artist, album)
+            return []
+        case .artwork, .keepAlive:
+            return []
+        case .welcome, .flushResult, .status:
+            return [.close(reason: "a speaker's message from the sender")]
+        case .error(let code, let text):
+            return [.close(reason: "the sender reported error \(code): \(text)")]
+        }
+    }
+
+    /// A flush from `frame`: done when no part of it may have been played, refused otherwise.
+    private mutating func flush(requestID: UInt32, from frame: Int64) -> SpeakerMessage {
+        let firstUnplayed = nextFrame ?? anchor?.mediaFrame ?? buffer?.startFrame ?? 0
+        guard frame >= firstUnplayed else {
+            return .flushResult(requestID: requestID, isAccepted: false, firstUnplayedFrame: firstUnplayed)
+        }
+        buffer?.truncate(from: frame)
+        return .flushResult(requestID: requestID, isAccepted: true, firstUnplayedFrame: firstUnplayed)
+    }
+
+    /// Takes a clock-exchange reply (already matched to a request) that arrived at `t4`.
+    public mutating func receiveClockReply(_ reply: ClockExchange.Reply, at t4: UInt64) {
+        clock.add(reply, receivedAt: t4)
+    }
+
+    /// What the speaker reports.
+    public func status() -> SpeakerMessage {
+        let estimate = clock.estimate
+        return .status(SpeakerStatus(bufferEndFrame: buffer.map { $0.isEmpty ? -1 : $0.endFrame } ?? -1, nextFrame: nextFrame ?? -1,
+                                     clockOffset: estimate?.offset ?? 0, clockUncertainty: estimate?.uncertainty ?? UInt64.max,
+                                     isSynchronized: clock.isGood, isPlaying: nextFrame != nil && (anchor?.rate ?? 0) > 0))
+    }
+
+    // MARK: - Output
+
+    /// `frameCount` frames for an output with `outputChannels` channels whose first frame is heard
+    /// at `heardAt` on the speaker's clock (ns). Silence until an anchor with a good clock says to
+    /// play; from then on the frames the anchor maps that time to, sample-exactly at a start.
+    public mutating func render(frameCount: Int, outputChannels: Int, heardAt localTime: UInt64) -> [Float] {
+        let silence = [Float](repeating: 0, count: frameCount * outputChannels)
+        guard let format, let anchor, buffer != nil, frameCount > 0 else { return silence }
+        guard anchor.rate > 0 else {
+            // Paused: held at the anchor's frame.
+            nextFrame = anchor.mediaFrame
+            return silence
+        }
+        // The frame the anchor says is heard at `localTime` (the extra delay: heard later than the device says).
+        guard let network = clock.networkTime(fromLocal: localTime + configuration.extraDelay) else { return silence }
+        guard nextFrame != nil || clock.isGood else { return silence } // a poor clock starts nothing
+        let elapsed = Double(Int64(bitPattern: network &- anchor.networkTime)) / 1e9
+        let target = Double(anchor.mediaFrame) + elapsed * anchor.rate * Double(format.sampleRate)
+        var silentFrames = 0
+        let start: Int64
+        if target < Double(anchor.mediaFrame) {
+            // Before the anchor's moment: silence, then its frame exactly on time.
+            silentFrames = min(frameCount, Int((Double(anchor.mediaFrame) - target).rounded(.up)))
+            start = anchor.mediaFrame
+        } else if let next = nextFrame, abs(Double(next) - target) <= Double(configuration.resyncThresholdFrames) {
+            start = next // in step: continue without a seam
+        } else {
+            start = Int64(target.rounded())
+        }
+        let playedCount = frameCount - silentFrames
+        buffer!.read(from: start, count: playedCount, into: &scratch)
+        if playedCount > 0 {
+            nextFrame = start + Int64(playedCount)
+            buffer!.discard(before: nextFrame!)
+        }
+        return mix(scratch, channels: Int(format.channelCount), after: silentFrames, frameCount: frameCount, outputChannels: outputChannels)
+    }
+
+    /// The stream's frames into the output's channels, with the volume and the channel selection.
+    private func mix(_ frames: [Float], channels: Int, after silentFrames: Int, frameCount: Int, outputChannels: Int) -> [Float] {
+        var output = [Float](repeating: 0, count: frameCount * outputChannels)
+        let gain = volume.speaker * volume.group
+        let count = frames.count / channels
+        for frame in 0..<count {
+            let source = frame * channels
+            let target = (silentFrames + frame) * outputChannels
+            switch configuration.channels {
+            case .both:
+                for channel in 0..<outputChannels { output[target + channel] = frames[source + min(channel, channels - 1)] * gain }
+            case .left:
+                output[target] = frames[source] * gain
+            case .right:
+                if outputChannels > 1 { output[target + 1] = frames[source + min(1, channels - 1)] * gain }
+            }
+        }
+        return output
+    }
+
+    private static func decode(_ bytes: [UInt8], encoding: AudioStreamFormat.Encoding) -> [Float] {
+        switch encoding {
+        case .signed16:
+            return stride(from: 0, to: bytes.count, by: 2).map { (index: Int) -> Float in
+                let bits = UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8
+                return Float(Int16(bitPattern: bits)) / 32_768
+            }
+        case .float32:
+            return stride(from: 0, to: bytes.count, by: 4).map { (index: Int) -> Float in
+                var bits = UInt32(bytes[index])
+                bits |= UInt32(bytes[index + 1]) << 8
+                bits |= UInt32(bytes[index + 2]) << 16
+                bits |= UInt32(bytes[index + 3]) << 24
+                return Float(bitPattern: bits)
+            }
+        }
+    }
+}

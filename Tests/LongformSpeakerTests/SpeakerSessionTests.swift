@@ -1,0 +1,164 @@
+import LongformSpeaker
+import LongformSpeakerProtocol
+import Testing
+
+/// The speaker's rules, played out without sockets: a clock the tests set, audio whose every
+/// sample names its frame, and renders at chosen times.
+@Suite struct SpeakerSessionTests {
+    static let rate = 44_100
+    /// Sender clock − speaker clock, in ns.
+    static let offset: Int64 = 3_000_000_000
+
+    /// Stereo 16-bit audio from `first`: left = frame % 16384, right = its negation.
+    static func audio(_ first: Int64, _ count: Int) -> SpeakerMessage {
+        var bytes: [UInt8] = []
+        for frame in first..<(first + Int64(count)) {
+            for value in [Int16(frame % 16_384), -Int16(frame % 16_384)] {
+                let bits = UInt16(bitPattern: value)
+                bytes += [UInt8(bits & 0xFF), UInt8(bits >> 8)]
+            }
+        }
+        return .audio(firstFrame: first, frameCount: UInt32(count), samples: bytes)
+    }
+
+    /// The left sample of `frame` as the speaker plays it.
+    static func left(_ frame: Int64) -> Float { Float(Int16(frame % 16_384)) / 32_768 }
+
+    /// A session that said hello, has the format, 10 s of audio and a perfect clock.
+    static func ready(_ configuration: SpeakerSession.Configuration = .init(name: "test")) -> SpeakerSession {
+        var session = SpeakerSession(configuration: configuration)
+        _ = session.receive(.hello(sessionID: Array(repeating: 1, count: 16), senderName: "sender"))
+        _ = session.receive(.format(AudioStreamFormat(sampleRate: UInt32(rate), channelCount: 2, encoding: .signed16)))
+        _ = session.receive(audio(0, rate * 10))
+        // One exchange on a quiet symmetric network: the estimate is exact.
+        let t1: UInt64 = 1_000_000
+        let t2 = UInt64(Int64(t1 + 50_000) + offset)
+        session.receiveClockReply(ClockExchange.Reply(sequence: 0, t1: t1, t2: t2, t3: t2 + 10_000), at: t1 + 110_000)
+        return session
+    }
+
+    /// Local (speaker) time of network time `network`.
+    static func local(_ network: UInt64) -> UInt64 { UInt64(Int64(network) - offset) }
+    /// Local time of the `n`th frame after network time `start`.
+    static func local(_ start: UInt64, plusFrames n: Int) -> UInt64 { local(start) + UInt64(n) * 1_000_000_000 / UInt64(rate) }
+
+    @Test func theAnchoredFrameIsHeardExactlyAtItsTimeAndTheRestFollowsWithoutASeam() {
+        var session = Self.ready()
+        let start: UInt64 = 10_000_000_000
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 1_000, networkTime: start)))
+        // A render that begins 100 frames before the anchor's moment (times on the frame grid).
+        var output = session.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(start) - 100 * 1_000_000_000 / UInt64(Self.rate))
+        let firstSound = output.firstIndex { $0 != 0 }.map { $0 / 2 }
+        #expect(firstSound == 100 || firstSound == 101, "frame 1000 (value 1000) at the anchor's moment: \(String(describing: firstSound))")
+        var heard: [Float] = stride(from: 0, to: output.count, by: 2).map { output[$0] }
+        // Then block after block, each asked for at the time its first frame is heard.
+        for block in 1..<20 {
+            output = session.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(start, plusFrames: block * 441 - 100))
+            heard += stride(from: 0, to: output.count, by: 2).map { output[$0] }
+        }
+        let begin = heard.firstIndex { $0 != 0 }!
+        let expected = (0..<(heard.count - begin)).map { Self.left(1_000 + Int64($0)) }
+        #expect(Array(heard[begin...]) == expected, "no frame lost or repeated")
+        #expect(session.nextFrame == 1_000 + Int64(heard.count - begin))
+    }
+
+    @Test func pauseHoldsAndResumeGoesOnFromTheSameFrame() {
+        var session = Self.ready()
+        let start: UInt64 = 20_000_000_000
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
+        var heard: [Float] = []
+        for block in 0..<10 {
+            let output = session.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(start, plusFrames: block * 441))
+            heard += stride(from: 0, to: output.count, by: 2).map { output[$0] }
+        }
+        let pausedAt = session.nextFrame!
+        _ = session.receive(.anchor(RateAnchor(rate: 0, mediaFrame: pausedAt, networkTime: start + 100_000_000)))
+        let paused = session.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(start, plusFrames: 10 * 441))
+        #expect(paused.allSatisfy { $0 == 0 })
+        // Resumed 2 s later on the network clock, from the frame it paused at.
+        let resume = start + 3_000_000_000
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: pausedAt, networkTime: resume)))
+        for block in 0..<10 {
+            let output = session.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(resume, plusFrames: block * 441))
+            heard += stride(from: 0, to: output.count, by: 2).map { output[$0] }
+        }
+        #expect(heard == (0..<Int64(heard.count)).map(Self.left), "the pause cut nothing and repeated nothing")
+    }
+
+    @Test func aFlushOfPlayedAudioIsRefusedAndOfUnplayedAudioIsDone() {
+        var session = Self.ready()
+        let start: UInt64 = 30_000_000_000
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
+        _ = session.render(frameCount: 4_410, outputChannels: 2, heardAt: Self.local(start))
+        #expect(session.receive(.flush(requestID: 1, fromFrame: 2_000)) == [.send(.flushResult(requestID: 1, isAccepted: false, firstUnplayedFrame: 4_410))])
+        #expect(session.buffer?.endFrame == Int64(Self.rate * 10), "a refused flush changes nothing")
+        #expect(session.receive(.flush(requestID: 2, fromFrame: 5_000)) == [.send(.flushResult(requestID: 2, isAccepted: true, firstUnplayedFrame: 4_410))])
+        #expect(session.buffer?.endFrame == 5_000)
+        // New audio from the flush point plays in its place.
+        _ = session.receive(.audio(firstFrame: 5_000, frameCount: 1, samples: [0x34, 0x12, 0, 0]))
+        let output = session.render(frameCount: 600, outputChannels: 2, heardAt: Self.local(start, plusFrames: 4_410))
+        #expect(output[2 * 589] == Self.left(4_999) && output[2 * 590] == Float(0x1234) / 32_768)
+    }
+
+    @Test func aPoorClockStartsNothingAndAGoodOneStartsWhereTheTimelineHasGot() {
+        var session = SpeakerSession(configuration: .init(name: "late"))
+        _ = session.receive(.hello(sessionID: Array(repeating: 2, count: 16), senderName: "sender"))
+        _ = session.receive(.format(AudioStreamFormat(sampleRate: UInt32(Self.rate), channelCount: 2, encoding: .signed16)))
+        _ = session.receive(Self.audio(0, Self.rate * 5))
+        let start: UInt64 = 40_000_000_000
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
+        #expect(session.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(start)).allSatisfy { $0 == 0 }, "no clock yet")
+        // A sample with 5 ms of round trip: too uncertain to start on.
+        let t1: UInt64 = 2_000_000
+        let t2 = UInt64(Int64(t1 + 2_500_000) + Self.offset)
+        session.receiveClockReply(ClockExchange.Reply(sequence: 0, t1: t1, t2: t2, t3: t2), at: t1 + 5_000_000)
+        #expect(!session.clock.isGood)
+        #expect(session.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(start, plusFrames: 441)).allSatisfy { $0 == 0 })
+        // A good sample: it joins the timeline 1 s in, not at its start.
+        let t1b: UInt64 = 3_000_000
+        let t2b = UInt64(Int64(t1b + 50_000) + Self.offset)
+        session.receiveClockReply(ClockExchange.Reply(sequence: 1, t1: t1b, t2: t2b, t3: t2b), at: t1b + 100_000)
+        let output = session.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(start, plusFrames: Self.rate))
+        #expect(output[0] == Self.left(Int64(Self.rate)), "starts at frame \(Self.rate), the timeline's place")
+    }
+
+    @Test func aNewSessionEmptiesTheBufferAndAReconnectKeepsIt() {
+        var session = Self.ready()
+        let reconnect = session.receive(.hello(sessionID: Array(repeating: 1, count: 16), senderName: "sender"))
+        #expect(reconnect == [.send(.welcome(speakerName: "test", bufferCapacityFrames: UInt64(180 * Self.rate), bufferEndFrame: Int64(Self.rate * 10)))])
+        let other = session.receive(.hello(sessionID: Array(repeating: 9, count: 16), senderName: "another"))
+        #expect(other == [.send(.welcome(speakerName: "test", bufferCapacityFrames: UInt64(180 * Self.rate), bufferEndFrame: -1))])
+        #expect(session.anchor == nil && session.buffer?.isEmpty == true)
+    }
+
+    @Test func channelsAndVolumeAreApplied() {
+        var left = Self.ready(.init(name: "left", channels: .left))
+        var right = Self.ready(.init(name: "right", channels: .right))
+        let start: UInt64 = 50_000_000_000
+        for index in [0, 1] {
+            var session = index == 0 ? left : right
+            _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
+            _ = session.receive(.volume(speaker: 0.5, group: 0.5))
+            let output = session.render(frameCount: 100, outputChannels: 2, heardAt: Self.local(start))
+            let frame = 50
+            if index == 0 {
+                #expect(output[2 * frame] == Self.left(50) * 0.25 && output[2 * frame + 1] == 0)
+                left = session
+            } else {
+                #expect(output[2 * frame] == 0 && output[2 * frame + 1] == -Self.left(50) * 0.25)
+                right = session
+            }
+        }
+    }
+
+    @Test func malformedOrOutOfOrderMessagesCloseTheConnectionAndKeepTheAudio() {
+        var fresh = SpeakerSession(configuration: .init(name: "x"))
+        #expect(fresh.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: 0))) == [.close(reason: "anchor before hello")])
+        var session = Self.ready()
+        let wrongLength = session.receive(.audio(firstFrame: 0, frameCount: 10, samples: [1, 2, 3]))
+        #expect(wrongLength == [.close(reason: "audio of 10 frames carries 3 bytes, not 40")])
+        #expect(session.buffer?.endFrame == Int64(Self.rate * 10))
+        #expect(session.receive(.status(SpeakerStatus(bufferEndFrame: 0, nextFrame: 0, clockOffset: 0, clockUncertainty: 0, isSynchronized: true, isPlaying: true)))
+                == [.close(reason: "a speaker's message from the sender")])
+    }
+}
