@@ -5,7 +5,7 @@ import Testing
 /// refused by name before a byte of an absurd payload is awaited.
 @Suite struct SpeakerFrameDecoderTests {
     static let everyMessage: [SpeakerMessage] = [
-        .hello(sessionID: Array(0..<16), senderName: "Living room sender"),
+        .hello(sessionID: Array(0..<16), senderName: "Living room sender", timingPort: 7000),
         .welcome(speakerName: "Kitchen ♪", bufferCapacityFrames: 44_100 * 180, bufferEndFrame: -1),
         .format(AudioStreamFormat(sampleRate: 44_100, channelCount: 2, encoding: .signed16)),
         .audio(firstFrame: 123_456_789, frameCount: 3, samples: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),

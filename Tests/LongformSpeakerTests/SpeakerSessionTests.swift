@@ -27,7 +27,7 @@ import Testing
     /// A session that said hello, has the format, 10 s of audio and a perfect clock.
     static func ready(_ configuration: SpeakerSession.Configuration = .init(name: "test")) -> SpeakerSession {
         var session = SpeakerSession(configuration: configuration)
-        _ = session.receive(.hello(sessionID: Array(repeating: 1, count: 16), senderName: "sender"))
+        _ = session.receive(.hello(sessionID: Array(repeating: 1, count: 16), senderName: "sender", timingPort: 7000))
         _ = session.receive(.format(AudioStreamFormat(sampleRate: UInt32(rate), channelCount: 2, encoding: .signed16)))
         _ = session.receive(audio(0, rate * 10))
         // One exchange on a quiet symmetric network: the estimate is exact.
@@ -102,7 +102,7 @@ import Testing
 
     @Test func aPoorClockStartsNothingAndAGoodOneStartsWhereTheTimelineHasGot() {
         var session = SpeakerSession(configuration: .init(name: "late"))
-        _ = session.receive(.hello(sessionID: Array(repeating: 2, count: 16), senderName: "sender"))
+        _ = session.receive(.hello(sessionID: Array(repeating: 2, count: 16), senderName: "sender", timingPort: 7000))
         _ = session.receive(.format(AudioStreamFormat(sampleRate: UInt32(Self.rate), channelCount: 2, encoding: .signed16)))
         _ = session.receive(Self.audio(0, Self.rate * 5))
         let start: UInt64 = 40_000_000_000
@@ -124,9 +124,9 @@ import Testing
 
     @Test func aNewSessionEmptiesTheBufferAndAReconnectKeepsIt() {
         var session = Self.ready()
-        let reconnect = session.receive(.hello(sessionID: Array(repeating: 1, count: 16), senderName: "sender"))
+        let reconnect = session.receive(.hello(sessionID: Array(repeating: 1, count: 16), senderName: "sender", timingPort: 7000))
         #expect(reconnect == [.send(.welcome(speakerName: "test", bufferCapacityFrames: UInt64(180 * Self.rate), bufferEndFrame: Int64(Self.rate * 10)))])
-        let other = session.receive(.hello(sessionID: Array(repeating: 9, count: 16), senderName: "another"))
+        let other = session.receive(.hello(sessionID: Array(repeating: 9, count: 16), senderName: "another", timingPort: 7000))
         #expect(other == [.send(.welcome(speakerName: "test", bufferCapacityFrames: UInt64(180 * Self.rate), bufferEndFrame: -1))])
         #expect(session.anchor == nil && session.buffer?.isEmpty == true)
     }

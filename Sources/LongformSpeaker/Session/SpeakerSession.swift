@@ -79,7 +79,7 @@ public struct SpeakerSession: Sendable {
     /// Applies a message from the sender.
     public mutating func receive(_ message: SpeakerMessage) -> [Action] {
         switch message {
-        case .hello(let id, _):
+        case .hello(let id, _, _):
             if id != sessionID {
                 // A new session: what the last one left is not its audio.
                 sessionID = id
@@ -100,12 +100,11 @@ public struct SpeakerSession: Sendable {
             }
             return []
         case .audio(let firstFrame, let frameCount, let samples):
-            guard let format, buffer != nil else { return [.close(reason: "audio before a format")] }
+            guard let format else { return [.close(reason: "audio before a format")] }
             guard samples.count == Int(frameCount) * format.bytesPerFrame else {
                 return [.close(reason: "audio of \(frameCount) frames carries \(samples.count) bytes, not \(Int(frameCount) * format.bytesPerFrame)")]
             }
-            buffer!.write(Self.decode(samples, encoding: format.encoding)[...], at: firstFrame)
-            return []
+            return receiveAudio(Self.decode(samples, encoding: format.encoding), at: firstFrame)
         case .anchor(let newAnchor):
             guard sessionID != nil else { return [.close(reason: "anchor before hello")] }
             anchor = newAnchor
@@ -125,6 +124,14 @@ public struct SpeakerSession: Sendable {
         case .error(let code, let text):
             return [.close(reason: "the sender reported error \(code): \(text)")]
         }
+    }
+
+    /// Stores audio already decoded to Float32 (interleaved, in the stream's channels): the
+    /// connection decodes outside the lock the output thread waits on, then hands it over here.
+    public mutating func receiveAudio(_ frames: [Float], at firstFrame: Int64) -> [Action] {
+        guard buffer != nil else { return [.close(reason: "audio before a format")] }
+        buffer!.write(frames[...], at: firstFrame)
+        return []
     }
 
     /// A flush from `frame`: done when no part of it may have been played, refused otherwise.
@@ -208,7 +215,8 @@ public struct SpeakerSession: Sendable {
         return output
     }
 
-    private static func decode(_ bytes: [UInt8], encoding: AudioStreamFormat.Encoding) -> [Float] {
+    /// Wire samples as Float32.
+    public static func decode(_ bytes: [UInt8], encoding: AudioStreamFormat.Encoding) -> [Float] {
         switch encoding {
         case .signed16:
             return stride(from: 0, to: bytes.count, by: 2).map { (index: Int) -> Float in

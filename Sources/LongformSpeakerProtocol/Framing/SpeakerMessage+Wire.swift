@@ -3,9 +3,10 @@ extension SpeakerMessage {
     public func encoded() -> [UInt8] {
         var payload = ByteWriter()
         switch self {
-        case .hello(let sessionID, let senderName):
+        case .hello(let sessionID, let senderName, let timingPort):
             payload.append(bytes: sessionID.prefix(16) + [UInt8](repeating: 0, count: max(0, 16 - sessionID.count)))
             payload.append(senderName)
+            payload.append(timingPort)
         case .welcome(let speakerName, let capacity, let end):
             payload.append(speakerName)
             payload.append(capacity)
@@ -67,7 +68,7 @@ extension SpeakerMessage {
         let message: SpeakerMessage
         switch type {
         case 0x01:
-            message = .hello(sessionID: Array(try reader.readBytes(16)), senderName: try reader.readString())
+            message = .hello(sessionID: Array(try reader.readBytes(16)), senderName: try reader.readString(), timingPort: try reader.read())
         case 0x02:
             message = .welcome(speakerName: try reader.readString(), bufferCapacityFrames: try reader.read(), bufferEndFrame: try reader.read())
         case 0x10:

@@ -1,7 +1,8 @@
 /// One message of the speaker protocol (docs/speaker-protocol.md), decoded.
 public enum SpeakerMessage: Sendable, Equatable {
-    /// Sender → speaker: who is sending, and which session (a new one empties the buffer).
-    case hello(sessionID: [UInt8], senderName: String)
+    /// Sender → speaker: who is sending, which session (a new one empties the buffer), and the
+    /// UDP port on the sender's address that answers clock requests.
+    case hello(sessionID: [UInt8], senderName: String, timingPort: UInt16)
     /// Speaker → sender: its name, its buffer's capacity, and where its buffer ends for this session (-1: nothing).
     case welcome(speakerName: String, bufferCapacityFrames: UInt64, bufferEndFrame: Int64)
     /// Sender → speaker: the audio's format from now on.
