@@ -28,6 +28,7 @@ let package = Package(
         // Without its default traits: swift-configuration is not needed.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // C libraries, each behind a system-library target. Only the module
@@ -62,10 +63,15 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], resources: [.copy("Resources")]),
         // Layer 7: the receiver end of a network route (`longform speaker`).
-        .target(name: "LongformSpeaker", dependencies: ["LongformSpeakerProtocol"]),
+        .target(name: "LongformSpeaker", dependencies: [
+            "LongformCore", "LongformRendering", "LongformRoutes", "LongformSpeakerProtocol",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
         // Layer 6: the command line.
         .executableTarget(name: "longform", dependencies: [
-            "LongformCore", "LongformSources", "LongformRendering", "LongformRoutes", "LongformPlayer", "LongformStore", "LongformServer",
+            "LongformCore", "LongformSources", "LongformRendering", "LongformRoutes", "LongformPlayer", "LongformStore", "LongformServer", "LongformSpeaker",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -85,7 +91,7 @@ let package = Package(
         .testTarget(name: "LongformLibraryTests", dependencies: ["LongformLibrary", "LongformStore", "LongformTestSupport"]),
         .testTarget(name: "LongformServerTests", dependencies: ["LongformTestSupport"]),
         .testTarget(name: "LongformSpeakerProtocolTests", dependencies: ["LongformSpeakerProtocol"]),
-        .testTarget(name: "LongformSpeakerTests", dependencies: ["LongformSpeaker", "LongformSpeakerProtocol"]),
+        .testTarget(name: "LongformSpeakerTests", dependencies: ["LongformSpeaker", "LongformSpeakerProtocol", "LongformRoutes", "LongformCore"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

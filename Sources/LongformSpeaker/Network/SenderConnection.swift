@@ -1,0 +1,146 @@
+import Logging
+import LongformCore
+import LongformSpeakerProtocol
+import NIOCore
+import Synchronization
+
+/// One sender's TCP connection: bytes into frames, frames into the session, the session's answers
+/// back; the speaker's status every second; reading paused while the buffer is full (TCP's flow
+/// control then holds the sender); closed after 10 s without a frame (a half-open connection) or
+/// on a protocol error, which is logged with the peer's address. The buffer survives a close.
+final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// A connection silent this long is gone.
+    static let idleLimit = TimeAmount.seconds(10)
+
+    private let service: SpeakerService
+    private let logger = Logger(label: "longform.speaker")
+    /// On the event loop only.
+    private var decoder = SpeakerFrameDecoder()
+    private var isActiveSender = false
+    private var lastReceived = NIODeadline.now()
+    private var statusTask: RepeatedTask?
+    private var isReadingPaused = false
+    private var warnedTypes = Set<UInt8>()
+    private var peer = "?"
+
+    init(service: SpeakerService) {
+        self.service = service
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        peer = context.remoteAddress.map { "\($0)" } ?? "?"
+        lastReceived = .now()
+        statusTask = context.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
+            self?.everySecond(context: context)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        statusTask?.cancel()
+        if isActiveSender {
+            service.senderLeft(self)
+            logger.info("speaker: sender \(peer) left; playing on from the buffer")
+        }
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        lastReceived = .now()
+        decoder.append(unwrapInboundIn(data).readableBytesView)
+        do {
+            while let frame = try decoder.nextFrame() {
+                switch frame {
+                case .message(let message): handle(message, context: context)
+                case .unknown(let type, let length):
+                    if warnedTypes.insert(type).inserted { logger.warning("speaker: \(peer) sent message type 0x\(String(type, radix: 16)) (\(length) bytes), unknown here; skipped") }
+                }
+                guard context.channel.isActive else { return }
+            }
+        } catch {
+            refuse("speaker: \(peer): \(error); closing", code: 400, message: "\(error)", context: context)
+        }
+        pauseReadingIfFull(context: context)
+    }
+
+    private func handle(_ message: SpeakerMessage, context: ChannelHandlerContext) {
+        if case .hello(_, let name, let timingPort) = message {
+            guard service.becomeSender(self, name: name) else {
+                refuse("speaker: refused \(peer) (\(name)): busy with another sender", code: 409,
+                       message: "busy: playing for \(service.senderName ?? "another sender")", context: context)
+                return
+            }
+            isActiveSender = true
+            logger.info("speaker: sender \(name) at \(peer)")
+            if let address = context.remoteAddress, let timing = try? SocketAddress(ipAddress: address.ipAddress ?? "127.0.0.1", port: Int(timingPort)) {
+                service.clockTarget(timing)
+            }
+        } else if !isActiveSender {
+            refuse("speaker: \(peer) sent \(message.type) before hello; closing", code: 400, message: "hello first", context: context)
+            return
+        }
+        let actions: [SpeakerSession.Action]
+        if case .audio(let firstFrame, let frameCount, let samples) = message {
+            // Decoded before the lock the output thread takes.
+            guard let format = service.session.withLock({ $0.format }) else {
+                refuse("speaker: \(peer) sent audio before a format; closing", code: 400, message: "format first", context: context)
+                return
+            }
+            guard samples.count == Int(frameCount) * format.bytesPerFrame else {
+                refuse("speaker: \(peer): audio of \(frameCount) frames carries \(samples.count) bytes; closing", code: 400,
+                       message: "audio length does not match its frame count", context: context)
+                return
+            }
+            let frames = SpeakerSession.decode(samples, encoding: format.encoding)
+            actions = service.session.withLock { $0.receiveAudio(frames, at: firstFrame) }
+        } else {
+            if case .metadata(let title, let artist, let album) = message {
+                logger.info("speaker: now playing \(title) — \(artist) (\(album))")
+            }
+            actions = service.session.withLock { $0.receive(message) }
+        }
+        for action in actions {
+            switch action {
+            case .send(let reply): send(reply, context: context)
+            case .close(let reason): refuse("speaker: \(peer): \(reason); closing", code: 400, message: reason, context: context)
+            }
+        }
+    }
+
+    private func send(_ message: SpeakerMessage, context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: message.encoded())), promise: nil)
+    }
+
+    private func refuse(_ logLine: String, code: UInt16, message: String, context: ChannelHandlerContext) {
+        logger.warning("\(logLine)")
+        send(.error(code: code, message: message), context: context)
+        context.close(promise: nil)
+    }
+
+    private func everySecond(context: ChannelHandlerContext) {
+        if NIODeadline.now() - lastReceived > Self.idleLimit {
+            logger.warning("speaker: nothing from \(peer) for 10 s; closing")
+            context.close(promise: nil)
+            return
+        }
+        if isActiveSender { send(service.session.withLock { $0.status() }, context: context) }
+        pauseReadingIfFull(context: context)
+    }
+
+    /// Stops reading while less than the largest frame would fit, and reads again once there is room.
+    private func pauseReadingIfFull(context: ChannelHandlerContext) {
+        let room = service.session.withLock { session in (session.buffer?.room ?? .max, session.format?.bytesPerFrame ?? 4) }
+        let isFull = room.0 < SpeakerFrame.maximumPayloadLength / room.1
+        if isFull != isReadingPaused {
+            isReadingPaused = isFull
+            _ = context.channel.setOption(ChannelOptions.autoRead, value: !isFull)
+            if isFull {
+                context.eventLoop.scheduleTask(in: .milliseconds(50)) { [weak self] in self?.pauseReadingIfFull(context: context) }
+            }
+        } else if isFull {
+            context.eventLoop.scheduleTask(in: .milliseconds(50)) { [weak self] in self?.pauseReadingIfFull(context: context) }
+        }
+    }
+}

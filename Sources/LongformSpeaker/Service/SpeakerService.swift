@@ -1,0 +1,88 @@
+import Logging
+import LongformCore
+import LongformRendering
+import LongformSpeakerProtocol
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// `longform speaker`: a network speaker. It listens for one sender at a time (TCP), asks that
+/// sender's timing port for the clock (UDP), and plays what it is sent to a local route at the
+/// times the anchors say. The rules are `SpeakerSession`'s; this type wires them to sockets and
+/// to the route.
+public final class SpeakerService: @unchecked Sendable {
+    /// The session: the buffer, the anchor, the clock.
+    let session: LockedSession
+    private let route: any AudioRoute
+    private let output: SpeakerOutput
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let logger = Logger(label: "longform.speaker")
+    private let sender = Mutex<(connection: ObjectIdentifier, name: String)?>(nil)
+    private var serverChannel: (any Channel)?
+    private var clockChannel: (any Channel)?
+    private var clockRequester: ClockRequester?
+
+    /// A speaker with `configuration` playing to `route` (started by `start`).
+    public init(configuration: SpeakerSession.Configuration, route: any AudioRoute) {
+        session = LockedSession(SpeakerSession(configuration: configuration))
+        self.route = route
+        output = SpeakerOutput(session: session, route: route)
+    }
+
+    /// The sender's name while one is connected.
+    public var senderName: String? { sender.withLock { $0?.name } }
+
+    /// The session's current state, for status displays and tests.
+    public func withSession<T>(_ body: (inout SpeakerSession) -> T) -> T { session.withLock(body) }
+
+    /// Starts the route and listens on `host`:`port` (0: any free port); returns the port.
+    public func start(host: String, port: Int) throws -> Int {
+        try route.start(pullingFrom: output)
+        let requester = ClockRequester(session: session)
+        clockRequester = requester
+        clockChannel = try DatagramBootstrap(group: group)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(requester) }
+            }
+            .bind(host: host.contains(":") ? "::" : "0.0.0.0", port: 0).wait()
+        serverChannel = try ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(SenderConnection(service: self)) }
+            }
+            .bind(host: host, port: port).wait()
+        return serverChannel?.localAddress?.port ?? port
+    }
+
+    /// Stops listening, the clock and the route.
+    public func stop() {
+        try? serverChannel?.close().wait()
+        try? clockChannel?.close().wait()
+        try? group.syncShutdownGracefully()
+        route.stop(waiting: true)
+    }
+
+    /// Makes `connection` the sender unless another one is; false when busy.
+    func becomeSender(_ connection: SenderConnection, name: String) -> Bool {
+        sender.withLock { sender in
+            let id = ObjectIdentifier(connection)
+            if let current = sender, current.connection != id { return false }
+            sender = (id, name)
+            return true
+        }
+    }
+
+    /// `connection` is gone: another sender may come.
+    func senderLeft(_ connection: SenderConnection) {
+        sender.withLock { sender in
+            if sender?.connection == ObjectIdentifier(connection) { sender = nil }
+        }
+        clockChannel?.eventLoop.execute { [clockRequester] in clockRequester?.setTarget(nil) }
+    }
+
+    /// Clock requests go to `address` from now on.
+    func clockTarget(_ address: SocketAddress) {
+        clockChannel?.eventLoop.execute { [clockRequester] in clockRequester?.setTarget(address) }
+    }
+}
