@@ -91,7 +91,7 @@ let package = Package(
         .testTarget(name: "LongformLibraryTests", dependencies: ["LongformLibrary", "LongformStore", "LongformTestSupport"]),
         .testTarget(name: "LongformServerTests", dependencies: ["LongformTestSupport"]),
         .testTarget(name: "LongformSpeakerProtocolTests", dependencies: ["LongformSpeakerProtocol"]),
-        .testTarget(name: "LongformSpeakerTests", dependencies: ["LongformSpeaker", "LongformSpeakerProtocol", "LongformRoutes", "LongformCore"]),
+        .testTarget(name: "LongformSpeakerTests", dependencies: ["LongformSpeaker", "LongformSpeakerProtocol", "LongformRoutes", "LongformCore", "LongformTestSupport"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,83 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import LongformRoutes
+import LongformSpeaker
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `longform speaker`: a network speaker that plays what a sender sends to a local route.
+struct SpeakerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "speaker",
+        abstract: "Run a network speaker: hold minutes of a sender's audio and play it, in step, to a local route.",
+        discussion: """
+            One sender at a time connects over TCP (docs/speaker-protocol.md); the speaker asks the sender's timing port \
+            for its clock and plays each frame at the network time the sender's anchors give, to the local route. \
+            --channel left or right plays one channel of the stream, so that two speakers make a stereo pair; \
+            --latency-offset delays the output for a device whose latency the speaker cannot measure (an amplifier, a TV). \
+            SIGINT or SIGTERM stops.
+            """
+    )
+
+    @Option(name: .long, help: "Address and port to listen on: HOST:PORT, [IPv6]:PORT or PORT.")
+    var listen = "0.0.0.0:7878"
+
+    @Option(name: .long, help: "The speaker's name, told to senders.")
+    var name = ProcessInfo.processInfo.hostName
+
+    @Option(name: .long, help: "null, wav:PATH, pulse[:SINK] or alsa[:DEVICE] (default: PulseAudio, else ALSA, else null).")
+    var route: String?
+
+    @Option(name: .long, help: "Seconds of audio to hold.")
+    var buffer = 180.0
+
+    @Option(name: .long, help: "both, left or right.")
+    var channel = "both"
+
+    @Option(name: .long, help: "Milliseconds to delay the output by, for a device whose latency cannot be measured.")
+    var latencyOffset = 0.0
+
+    @Option(name: .long, help: "Sample rate the route plays at, in Hz.")
+    var sampleRate = 44_100
+
+    @OptionGroup var logging: LoggingOptions
+
+    func validate() throws {
+        _ = try ServeCommand.parseAddress(listen)
+        if let route { _ = try RouteSpecifier(parsing: route) }
+        guard SpeakerSession.ChannelSelection(rawValue: channel) != nil else { throw ValidationError("--channel must be both, left or right") }
+        guard buffer >= 1 && buffer <= 3_600 else { throw ValidationError("--buffer must be from 1 to 3600 seconds") }
+        guard latencyOffset >= 0 && latencyOffset <= 10_000 else { throw ValidationError("--latency-offset must be from 0 to 10000 ms") }
+    }
+
+    func run() throws {
+        logging.bootstrap(defaultLevel: .info)
+        let address = try ServeCommand.parseAddress(listen)
+        let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? {
+            if case .wav = RouteCatalog.defaultRoute(fallbackWAVPath: "") { return RouteSpecifier.null }
+            return RouteCatalog.defaultRoute(fallbackWAVPath: "")
+        }()
+        let configuration = SpeakerSession.Configuration(name: name, bufferSeconds: buffer, channels: SpeakerSession.ChannelSelection(rawValue: channel)!,
+                                                          extraDelay: UInt64(latencyOffset * 1_000_000))
+        let speaker = SpeakerService(configuration: configuration, route: specifier.makeRoute(sampleRate: sampleRate))
+        let port: Int
+        do { port = try speaker.start(host: address.host, port: address.port) } catch {
+            throw CommandFailure("cannot listen on \(listen) or play to \(specifier): \(error)")
+        }
+        FileHandle.standardOutput.write(Data("longform: speaker \(name) listening on \(address.host):\(port), playing to \(specifier)\n".utf8))
+        let done = DispatchSemaphore(value: 0)
+        var sources: [any DispatchSourceSignal] = []
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { done.signal() }
+            source.resume()
+            sources.append(source)
+        }
+        done.wait()
+        sources.forEach { $0.cancel() }
+        speaker.stop()
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import LongformCore
+import LongformSpeakerProtocol
+import LongformTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `longform speaker` as a process: what a sender sends over the network comes out of its route
+/// (here a WAV file, read back), every sample in order.
+@Suite struct SpeakerCommandTests {
+    @Test func aSpeakerProcessPlaysWhatTheSenderSendsToItsRoute() throws {
+        let output = TestAudio.path("speaker-\(UUID().uuidString.prefix(8)).wav")
+        let log = TestAudio.path("speaker-\(UUID().uuidString.prefix(8)).log")
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ExternalTool.longformExecutable)
+        process.arguments = ["speaker", "--listen", "127.0.0.1:0", "--route", "wav:" + output, "--name", "attic"]
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var port: Int?
+        let deadline = Date().addingTimeInterval(10)
+        while port == nil && Date() < deadline {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if let range = text.range(of: #"listening on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                port = Int(text[range].split(separator: ":").last!)
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let speakerPort = try #require(port, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+
+        let sender = try TestSender(speakerPort: speakerPort)
+        try sender.send(.hello(sessionID: Array(repeating: 7, count: 16), senderName: "cli test", timingPort: sender.timingPort),
+                        .format(AudioStreamFormat(sampleRate: 44_100, channelCount: 2, encoding: .signed16)),
+                        TestSender.ramp(0, 44_100), .metadata(title: "Ramp", artist: "Tests", album: "Loopback"))
+        #expect(sender.waitFor { if case .welcome(let name, _, _) = $0 { name } else { nil } } == "attic")
+        Thread.sleep(forTimeInterval: 1.2) // ten clock requests a second: a good estimate within the first few
+        try sender.send(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: HostClock.now() + 200_000_000)))
+        Thread.sleep(forTimeInterval: 1.6)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("now playing Ramp — Tests"))
+
+        let written = try WAVFileReader(path: output).integerSamples
+        let left = stride(from: 0, to: written.count, by: 2).map { written[$0] }
+        let first = try #require(left.firstIndex { $0 != 0 })
+        let played = Array(left[first..<min(first + 40_000, left.count)])
+        #expect(played.count == 40_000)
+        // Frame 1 onwards (frame 0 is 0), each 16-bit sample as sent.
+        #expect(played == (1...40_000).map { Int32($0 % 16_384) }, "every sample from frame 1, in order")
+    }
+}
