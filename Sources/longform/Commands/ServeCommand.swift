@@ -1,12 +1,8 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import LongformRoutes
 import LongformServer
 import LongformStore
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `longform serve`: the player as a daemon, steered over HTTP.
 struct ServeCommand: AsyncParsableCommand {
@@ -85,14 +81,7 @@ struct ServeCommand: AsyncParsableCommand {
                                                 musicDirectories: music, isWatchingMusicDirectories: !noWatch, sampleRate: sampleRate)
         let server: PlayerServer
         do { server = try PlayerServer(configuration: configuration) } catch { throw CommandFailure(error.description) }
-        var signalSources: [any DispatchSourceSignal] = []
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { server.stop() }
-            source.resume()
-            signalSources.append(source)
-        }
+        let stopSignals = StopSignals { server.stop() }
         let token = server.token
         let displayHost = address.host.contains(":") ? "[\(address.host)]" : address.host
         try await server.run { port in
@@ -101,6 +90,6 @@ struct ServeCommand: AsyncParsableCommand {
             if let token { line += "?token=\(token)\nlongform: token \(token)" }
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
         }
-        signalSources.forEach { $0.cancel() }
+        stopSignals.cancel()
     }
 }

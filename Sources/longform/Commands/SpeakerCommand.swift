@@ -3,9 +3,6 @@ import Dispatch
 import Foundation
 import LongformRoutes
 import LongformSpeaker
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `longform speaker`: a network speaker that plays what a sender sends to a local route.
 struct SpeakerCommand: ParsableCommand {
@@ -68,16 +65,9 @@ struct SpeakerCommand: ParsableCommand {
         }
         FileHandle.standardOutput.write(Data("longform: speaker \(name) listening on \(address.host):\(port), playing to \(specifier)\n".utf8))
         let done = DispatchSemaphore(value: 0)
-        var sources: [any DispatchSourceSignal] = []
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { done.signal() }
-            source.resume()
-            sources.append(source)
-        }
+        let stopSignals = StopSignals { done.signal() }
         done.wait()
-        sources.forEach { $0.cancel() }
+        stopSignals.cancel()
         speaker.stop()
     }
 }

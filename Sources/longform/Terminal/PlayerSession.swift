@@ -24,7 +24,7 @@ final class PlayerSession: @unchecked Sendable {
     private let recorder: PlayerStateRecorder
     private let logger = Logger(label: LogLabel.command)
     private var timer: DispatchSourceTimer?
-    private var signalSources: [DispatchSourceSignal] = []
+    private var stopSignals: StopSignals?
     private let failures = Failures()
 
     /// The failures seen, for the exit status.
@@ -52,13 +52,7 @@ final class PlayerSession: @unchecked Sendable {
             FileHandle.standardOutput.write(Data("\u{1B}[?25l".utf8)) // hide the cursor
             input.start { [weak self] key in self?.handle(key) }
         }
-        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { [weak self] in self?.finish() }
-            source.resume()
-            signalSources.append(source)
-        }
+        stopSignals = StopSignals([SIGINT, SIGTERM, SIGHUP]) { [weak self] in self?.finish() }
         // The screen is redrawn four times a second.
         let interval = 0.25
         let timer = DispatchSource.makeTimerSource(queue: .global())
