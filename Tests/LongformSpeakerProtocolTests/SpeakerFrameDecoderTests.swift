@@ -55,6 +55,10 @@ import Testing
         #expect(firstError([0x4C, 0x46, 9, 0x30, 0, 0, 0, 0]) == .unsupportedVersion(9))
         // An absurd length is refused from the header alone: nothing waits for 4 GiB.
         #expect(firstError([0x4C, 0x46, 1, 0x11, 0xFF, 0xFF, 0xFF, 0xFF]) == .payloadTooLong(0xFFFF_FFFF))
+        // Before hello a speaker takes 4 KiB payloads at most.
+        var greeting = SpeakerFrameDecoder(maximumPayloadLength: SpeakerFrame.maximumGreetingPayloadLength)
+        greeting.append([0x4C, 0x46, 1, 0x11, 0, 0, 0x10, 0x01])
+        #expect(throws: SpeakerProtocolError.payloadTooLong(4_097)) { try greeting.nextFrame() }
         // A known message whose payload is cut short, or has bytes left over.
         #expect(firstError([0x4C, 0x46, 1, 0x13, 0, 0, 0, 3, 1, 2, 3]) == .malformedPayload(type: 0x13, reason: "ends inside a field"))
         #expect(firstError([0x4C, 0x46, 1, 0x30, 0, 0, 0, 1, 0]) == .malformedPayload(type: 0x30, reason: "1 bytes after the last field"))
@@ -68,6 +72,10 @@ import Testing
         #expect(firstError(loud) == .malformedPayload(type: 0x20, reason: "volume 7.0, group volume 1.0 outside 0...1"))
         let oddFormat = SpeakerMessage.format(AudioStreamFormat(sampleRate: 1, channelCount: 2, encoding: .float32)).encoded()
         #expect(firstError(oddFormat) == .malformedPayload(type: 0x10, reason: "1 Hz, 2 channels is not a format a speaker plays"))
+        let far = SpeakerMessage.anchor(RateAnchor(rate: 1, mediaFrame: .max - 1, networkTime: 0)).encoded()
+        #expect(firstError(far) == .malformedPayload(type: 0x12, reason: "media frame \(Int64.max - 1) is outside 0...2^53"))
+        let lateAudio = SpeakerMessage.audio(firstFrame: 1 << 53, frameCount: 1, samples: [0, 0, 0, 0]).encoded()
+        #expect(firstError(lateAudio) == .malformedPayload(type: 0x11, reason: "media frame \((1 << 53) + 1) is outside 0...2^53"))
         let negative = SpeakerMessage.audio(firstFrame: -5, frameCount: 0, samples: []).encoded()
         #expect(firstError(negative) == .malformedPayload(type: 0x11, reason: "audio at frame -5, before the stream's start"))
         // Garbage after a good frame: the good one is decoded first.

@@ -90,14 +90,16 @@ import Testing
         let start: UInt64 = 30_000_000_000
         _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
         _ = session.render(frameCount: 4_410, outputChannels: 2, heardAt: Self.local(start))
-        #expect(session.receive(.flush(requestID: 1, fromFrame: 2_000)) == [.send(.flushResult(requestID: 1, isAccepted: false, firstUnplayedFrame: 4_410))])
+        // 4,410 frames were handed to the output; a flush must leave 50 ms (2,205 frames) after them.
+        #expect(session.receive(.flush(requestID: 1, fromFrame: 2_000)) == [.send(.flushResult(requestID: 1, isAccepted: false, firstUnplayedFrame: 6_615))])
+        #expect(session.receive(.flush(requestID: 2, fromFrame: 6_000)) == [.send(.flushResult(requestID: 2, isAccepted: false, firstUnplayedFrame: 6_615))])
         #expect(session.buffer?.endFrame == Int64(Self.rate * 10), "a refused flush changes nothing")
-        #expect(session.receive(.flush(requestID: 2, fromFrame: 5_000)) == [.send(.flushResult(requestID: 2, isAccepted: true, firstUnplayedFrame: 4_410))])
-        #expect(session.buffer?.endFrame == 5_000)
+        #expect(session.receive(.flush(requestID: 3, fromFrame: 7_000)) == [.send(.flushResult(requestID: 3, isAccepted: true, firstUnplayedFrame: 6_615))])
+        #expect(session.buffer?.endFrame == 7_000)
         // New audio from the flush point plays in its place.
-        _ = session.receive(.audio(firstFrame: 5_000, frameCount: 1, samples: [0x34, 0x12, 0, 0]))
-        let output = session.render(frameCount: 600, outputChannels: 2, heardAt: Self.local(start, plusFrames: 4_410))
-        #expect(output[2 * 589] == Self.left(4_999) && output[2 * 590] == Float(0x1234) / 32_768)
+        _ = session.receive(.audio(firstFrame: 7_000, frameCount: 1, samples: [0x34, 0x12, 0, 0]))
+        let output = session.render(frameCount: 3_000, outputChannels: 2, heardAt: Self.local(start, plusFrames: 4_410))
+        #expect(output[2 * 2_589] == Self.left(6_999) && output[2 * 2_590] == Float(0x1234) / 32_768)
     }
 
     @Test func aPoorClockStartsNothingAndAGoodOneStartsWhereTheTimelineHasGot() {
@@ -149,6 +151,31 @@ import Testing
                 right = session
             }
         }
+    }
+
+    @Test func aPauseWhilePlayingTakesEffectAtItsTimeNotOnArrival() {
+        var session = Self.ready()
+        let start: UInt64 = 60_000_000_000
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
+        _ = session.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(start))
+        // Sent now for 100 ms from the start: frame 4,410.
+        _ = session.receive(.anchor(RateAnchor(rate: 0, mediaFrame: 4_410, networkTime: start + 100_000_000)))
+        var heard: [Float] = []
+        for block in 1..<20 {
+            let output = session.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(start, plusFrames: block * 441))
+            heard += stride(from: 0, to: output.count, by: 2).map { output[$0] }
+        }
+        #expect(Array(heard.prefix(9 * 441)) == (441..<4_410).map { Self.left(Int64($0)) }, "played on until the pause's moment")
+        #expect(heard.dropFirst(9 * 441).allSatisfy { $0 == 0 } && session.nextFrame == 4_410)
+    }
+
+    @Test func aStreamAtAnotherRateThanTheOutputIsRefusedAndNoFormatAllocatesWithoutBound() {
+        var session = SpeakerSession(configuration: .init(name: "x", bufferSeconds: 3_600, outputSampleRate: 44_100))
+        _ = session.receive(.hello(sessionID: Array(repeating: 1, count: 16), senderName: "s", timingPort: 1))
+        let refused = session.receive(.format(AudioStreamFormat(sampleRate: 48_000, channelCount: 2, encoding: .signed16)))
+        #expect(refused.contains(.close(reason: "a stream at 48000 Hz; this speaker plays 44100 Hz")))
+        _ = session.receive(.format(AudioStreamFormat(sampleRate: 44_100, channelCount: 8, encoding: .float32)))
+        #expect((session.buffer?.capacityFrames ?? .max) * 8 * 4 <= 256 << 20, "an hour of 8 channels is capped at 256 MiB")
     }
 
     @Test func malformedOrOutOfOrderMessagesCloseTheConnectionAndKeepTheAudio() {

@@ -18,11 +18,12 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     private let service: SpeakerService
     private let logger = Logger(label: "longform.speaker")
     /// On the event loop only.
-    private var decoder = SpeakerFrameDecoder()
+    private var decoder = SpeakerFrameDecoder(maximumPayloadLength: SpeakerFrame.maximumGreetingPayloadLength)
     private var isActiveSender = false
     private var lastReceived = NIODeadline.now()
     private var statusTask: RepeatedTask?
     private var isReadingPaused = false
+    private var roomCheck: Scheduled<Void>?
     private var warnedTypes = Set<UInt8>()
     private var peer = "?"
 
@@ -33,6 +34,11 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     func channelActive(context: ChannelHandlerContext) {
         peer = context.remoteAddress.map { "\($0)" } ?? "?"
         lastReceived = .now()
+        guard service.connectionOpened() else {
+            logger.warning("speaker: refused \(peer): too many connections")
+            context.close(promise: nil)
+            return
+        }
         statusTask = context.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
             self?.everySecond(context: context)
         }
@@ -40,6 +46,10 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
 
     func channelInactive(context: ChannelHandlerContext) {
         statusTask?.cancel()
+        roomCheck?.cancel()
+        statusTask = nil
+        roomCheck = nil
+        service.connectionClosed()
         if isActiveSender {
             service.senderLeft(self)
             logger.info("speaker: sender \(peer) left; playing on from the buffer")
@@ -50,8 +60,14 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         lastReceived = .now()
         decoder.append(unwrapInboundIn(data).readableBytesView)
+        processFrames(context: context)
+    }
+
+    /// Decodes and applies frames while the buffer has room for the largest one; the rest wait in
+    /// the decoder (and in the socket: reading pauses) until the output has played some.
+    private func processFrames(context: ChannelHandlerContext) {
         do {
-            while let frame = try decoder.nextFrame() {
+            while !isBufferFull(), let frame = try decoder.nextFrame() {
                 switch frame {
                 case .message(let message): handle(message, context: context)
                 case .unknown(let type, let length):
@@ -61,8 +77,9 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
             }
         } catch {
             refuse("speaker: \(peer): \(error); closing", code: 400, message: "\(error)", context: context)
+            return
         }
-        pauseReadingIfFull(context: context)
+        updateReading(context: context)
     }
 
     private func handle(_ message: SpeakerMessage, context: ChannelHandlerContext) {
@@ -73,6 +90,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
                 return
             }
             isActiveSender = true
+            decoder.maximumPayloadLength = SpeakerFrame.maximumPayloadLength
             logger.info("speaker: sender \(name) at \(peer)")
             if let address = context.remoteAddress, let timing = try? SocketAddress(ipAddress: address.ipAddress ?? "127.0.0.1", port: Int(timingPort)) {
                 service.clockTarget(timing)
@@ -120,27 +138,39 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private func everySecond(context: ChannelHandlerContext) {
+        // While reading is paused on purpose, silence from the sender is ours, not a dead peer.
+        if isReadingPaused { lastReceived = .now() }
         if NIODeadline.now() - lastReceived > Self.idleLimit {
             logger.warning("speaker: nothing from \(peer) for 10 s; closing")
             context.close(promise: nil)
             return
         }
         if isActiveSender { send(service.session.withLock { $0.status() }, context: context) }
-        pauseReadingIfFull(context: context)
     }
 
-    /// Stops reading while less than the largest frame would fit, and reads again once there is room.
-    private func pauseReadingIfFull(context: ChannelHandlerContext) {
-        let room = service.session.withLock { session in (session.buffer?.room ?? .max, session.format?.bytesPerFrame ?? 4) }
-        let isFull = room.0 < SpeakerFrame.maximumPayloadLength / room.1
+    /// Whether the buffer has less room than the largest audio frame needs (or than half the
+    /// buffer, for a buffer smaller than that).
+    private func isBufferFull() -> Bool {
+        service.session.withLock { session in
+            guard let buffer = session.buffer, let format = session.format else { return false }
+            let largest = SpeakerFrame.maximumPayloadLength / max(format.bytesPerFrame, 1)
+            return buffer.room < min(largest, buffer.capacityFrames / 2)
+        }
+    }
+
+    /// Pauses reading while the buffer is full; one check every 50 ms then resumes it.
+    private func updateReading(context: ChannelHandlerContext) {
+        let isFull = isBufferFull()
         if isFull != isReadingPaused {
             isReadingPaused = isFull
             _ = context.channel.setOption(ChannelOptions.autoRead, value: !isFull)
-            if isFull {
-                context.eventLoop.scheduleTask(in: .milliseconds(50)) { [weak self] in self?.pauseReadingIfFull(context: context) }
-            }
-        } else if isFull {
-            context.eventLoop.scheduleTask(in: .milliseconds(50)) { [weak self] in self?.pauseReadingIfFull(context: context) }
+        }
+        guard isFull, roomCheck == nil else { return }
+        roomCheck = context.eventLoop.scheduleTask(in: .milliseconds(50)) { [weak self] in
+            guard let self else { return }
+            roomCheck = nil
+            guard context.channel.isActive else { return }
+            processFrames(context: context)
         }
     }
 }

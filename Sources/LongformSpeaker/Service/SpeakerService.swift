@@ -18,12 +18,17 @@ public final class SpeakerService: @unchecked Sendable {
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let logger = Logger(label: "longform.speaker")
     private let sender = Mutex<(connection: ObjectIdentifier, name: String)?>(nil)
+    private let connectionCount = Atomic<Int>(0)
+    /// At most this many connections at once (the sender, and a few refused or waiting).
+    static let maximumConnections = 8
     private var serverChannel: (any Channel)?
     private var clockChannel: (any Channel)?
     private var clockRequester: ClockRequester?
 
     /// A speaker with `configuration` playing to `route` (started by `start`).
     public init(configuration: SpeakerSession.Configuration, route: any AudioRoute) {
+        var configuration = configuration
+        configuration.outputSampleRate = route.format.sampleRate
         session = LockedSession(SpeakerSession(configuration: configuration))
         self.route = route
         output = SpeakerOutput(session: session, route: route)
@@ -61,6 +66,16 @@ public final class SpeakerService: @unchecked Sendable {
         try? clockChannel?.close().wait()
         try? group.syncShutdownGracefully()
         route.stop(waiting: true)
+    }
+
+    /// Counts a new connection; false when there are too many.
+    func connectionOpened() -> Bool {
+        connectionCount.add(1, ordering: .relaxed).newValue <= Self.maximumConnections
+    }
+
+    /// Counts a connection gone.
+    func connectionClosed() {
+        connectionCount.subtract(1, ordering: .relaxed)
     }
 
     /// Makes `connection` the sender unless another one is; false when busy.

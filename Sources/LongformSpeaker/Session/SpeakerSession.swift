@@ -27,17 +27,28 @@ public struct SpeakerSession: Sendable {
         /// Added to its measured output latency: for an amplifier or a TV it cannot measure (ns).
         public var extraDelay: UInt64
         /// A jump instead of a continuation when the output is further than this from where the
-        /// anchor says it should be (frames): at a start, after a gap, after a new anchor.
-        public var resyncThresholdFrames: Int64
+        /// anchor says it should be (seconds): at a start, after a gap, after a new anchor.
+        public var resyncThreshold: Double
+        /// The rate the output plays at: a stream at another rate is refused (no resampling yet).
+        public var outputSampleRate: Int?
+        /// A flush must leave this much after the next frame handed to the output (seconds): the
+        /// time its answer and the resent audio take to come.
+        public var flushMargin: Double
+        /// The buffer never takes more memory than this, whatever the format and the seconds.
+        public var maximumBufferBytes: Int
 
         /// A configuration.
         public init(name: String, bufferSeconds: Double = 180, channels: ChannelSelection = .both, extraDelay: UInt64 = 0,
-                    resyncThresholdFrames: Int64 = 88) {
+                    resyncThreshold: Double = 0.002, outputSampleRate: Int? = nil, flushMargin: Double = 0.05,
+                    maximumBufferBytes: Int = 256 << 20) {
             self.name = name
             self.bufferSeconds = bufferSeconds
             self.channels = channels
             self.extraDelay = extraDelay
-            self.resyncThresholdFrames = resyncThresholdFrames
+            self.resyncThreshold = resyncThreshold
+            self.outputSampleRate = outputSampleRate
+            self.flushMargin = flushMargin
+            self.maximumBufferBytes = maximumBufferBytes
         }
     }
 
@@ -59,8 +70,10 @@ public struct SpeakerSession: Sendable {
     public private(set) var format: AudioStreamFormat?
     /// The audio held.
     public private(set) var buffer: SpeakerBuffer?
-    /// The latest anchor.
+    /// The anchor the output follows.
     public private(set) var anchor: RateAnchor?
+    /// An anchor that takes over at its network time (a pause or re-anchor while playing).
+    public private(set) var pendingAnchor: RateAnchor?
     /// Volume: this speaker's and its group's.
     public private(set) var volume: (speaker: Float, group: Float) = (1, 1)
     /// What plays, as the sender said.
@@ -81,21 +94,28 @@ public struct SpeakerSession: Sendable {
         switch message {
         case .hello(let id, _, _):
             if id != sessionID {
-                // A new session: what the last one left is not its audio.
+                // A new session: what the last one left is not its audio, and its clock may be another host's.
                 sessionID = id
                 buffer?.removeAll()
                 anchor = nil
+                pendingAnchor = nil
                 nextFrame = nil
+                clock = NetworkClockEstimator()
             }
             let capacity = UInt64(max(configuration.bufferSeconds, 1) * Double(format?.sampleRate ?? 44_100))
             let end = buffer.map { $0.isEmpty ? -1 : $0.endFrame } ?? -1
             return [.send(.welcome(speakerName: configuration.name, bufferCapacityFrames: capacity, bufferEndFrame: end))]
         case .format(let newFormat):
             guard sessionID != nil else { return [.close(reason: "format before hello")] }
+            if let rate = configuration.outputSampleRate, Int(newFormat.sampleRate) != rate {
+                return [.send(.error(code: 415, message: "a stream at \(newFormat.sampleRate) Hz; this speaker plays \(rate) Hz")),
+                        .close(reason: "a stream at \(newFormat.sampleRate) Hz; this speaker plays \(rate) Hz")]
+            }
             if newFormat != format {
                 format = newFormat
-                buffer = SpeakerBuffer(channelCount: Int(newFormat.channelCount),
-                                       capacityFrames: Int(max(configuration.bufferSeconds, 1) * Double(newFormat.sampleRate)))
+                let frames = Int(max(configuration.bufferSeconds, 1) * Double(newFormat.sampleRate))
+                let cap = configuration.maximumBufferBytes / (Int(newFormat.channelCount) * MemoryLayout<Float>.size)
+                buffer = SpeakerBuffer(channelCount: Int(newFormat.channelCount), capacityFrames: min(frames, cap))
                 nextFrame = nil
             }
             return []
@@ -107,7 +127,13 @@ public struct SpeakerSession: Sendable {
             return receiveAudio(Self.decode(samples, encoding: format.encoding), at: firstFrame)
         case .anchor(let newAnchor):
             guard sessionID != nil else { return [.close(reason: "anchor before hello")] }
-            anchor = newAnchor
+            if nextFrame != nil, let current = anchor, current.rate > 0 {
+                // Playing: the new anchor takes over at its moment, not on arrival.
+                pendingAnchor = newAnchor
+            } else {
+                anchor = newAnchor
+                pendingAnchor = nil
+            }
             return []
         case .flush(let requestID, let fromFrame):
             return [.send(flush(requestID: requestID, from: fromFrame))]
@@ -130,13 +156,19 @@ public struct SpeakerSession: Sendable {
     /// connection decodes outside the lock the output thread waits on, then hands it over here.
     public mutating func receiveAudio(_ frames: [Float], at firstFrame: Int64) -> [Action] {
         guard buffer != nil else { return [.close(reason: "audio before a format")] }
-        buffer!.write(frames[...], at: firstFrame)
+        let count = frames.count / buffer!.channelCount
+        let stored = buffer!.write(frames[...], at: firstFrame)
+        guard stored == count else {
+            // The sender outran the buffer: it learns what was kept, and sends the rest again later.
+            return [.send(.error(code: 507, message: "buffer full: kept \(stored) of \(count) frames from \(firstFrame); the buffer ends at \(buffer!.endFrame)"))]
+        }
         return []
     }
 
     /// A flush from `frame`: done when no part of it may have been played, refused otherwise.
     private mutating func flush(requestID: UInt32, from frame: Int64) -> SpeakerMessage {
-        let firstUnplayed = nextFrame ?? anchor?.mediaFrame ?? buffer?.startFrame ?? 0
+        let margin = Int64(configuration.flushMargin * Double(format?.sampleRate ?? 44_100))
+        let firstUnplayed = nextFrame.map { $0 + margin } ?? anchor?.mediaFrame ?? buffer?.startFrame ?? 0
         guard frame >= firstUnplayed else {
             return .flushResult(requestID: requestID, isAccepted: false, firstUnplayedFrame: firstUnplayed)
         }
@@ -164,14 +196,19 @@ public struct SpeakerSession: Sendable {
     /// play; from then on the frames the anchor maps that time to, sample-exactly at a start.
     public mutating func render(frameCount: Int, outputChannels: Int, heardAt localTime: UInt64) -> [Float] {
         let silence = [Float](repeating: 0, count: frameCount * outputChannels)
+        // The network time at which this block is heard (the extra delay: later than the device says).
+        let network = clock.networkTime(fromLocal: localTime + configuration.extraDelay)
+        if let pending = pendingAnchor, let network, network >= pending.networkTime {
+            anchor = pending
+            pendingAnchor = nil
+        }
         guard let format, let anchor, buffer != nil, frameCount > 0 else { return silence }
         guard anchor.rate > 0 else {
             // Paused: held at the anchor's frame.
             nextFrame = anchor.mediaFrame
             return silence
         }
-        // The frame the anchor says is heard at `localTime` (the extra delay: heard later than the device says).
-        guard let network = clock.networkTime(fromLocal: localTime + configuration.extraDelay) else { return silence }
+        guard let network else { return silence }
         guard nextFrame != nil || clock.isGood else { return silence } // a poor clock starts nothing
         let elapsed = Double(Int64(bitPattern: network &- anchor.networkTime)) / 1e9
         let target = Double(anchor.mediaFrame) + elapsed * anchor.rate * Double(format.sampleRate)
@@ -181,7 +218,7 @@ public struct SpeakerSession: Sendable {
             // Before the anchor's moment: silence, then its frame exactly on time.
             silentFrames = min(frameCount, Int((Double(anchor.mediaFrame) - target).rounded(.up)))
             start = anchor.mediaFrame
-        } else if let next = nextFrame, abs(Double(next) - target) <= Double(configuration.resyncThresholdFrames) {
+        } else if let next = nextFrame, abs(Double(next) - target) <= configuration.resyncThreshold * Double(format.sampleRate) {
             start = next // in step: continue without a seam
         } else {
             start = Int64(target.rounded())

@@ -1,6 +1,7 @@
 /// A speaker's estimate of the sender's clock, from clock-exchange samples. NTP's reasoning: a
-/// sample with a short round trip bounds the offset tightly, so of the last `windowSize` samples the
-/// one with the smallest round trip gives the offset, and half its round trip the uncertainty.
+/// sample with a short round trip bounds the offset tightly, so of the last `windowSize` samples
+/// (of the last minute) the one with the smallest round trip gives the offset, and half its round
+/// trip the uncertainty.
 /// A value type fed with timestamps: tested with made-up networks, no sockets.
 public struct NetworkClockEstimator: Sendable {
     /// One exchange's four timestamps, reduced.
@@ -20,6 +21,9 @@ public struct NetworkClockEstimator: Sendable {
         /// How far the true offset may be from it (ns).
         public var uncertainty: UInt64
     }
+
+    /// Samples are forgotten after this long (ns).
+    public static let sampleLifetime: UInt64 = 60_000_000_000
 
     /// How many recent samples are kept.
     public let windowSize: Int
@@ -46,8 +50,10 @@ public struct NetworkClockEstimator: Sendable {
         let offset = (Int64(bitPattern: reply.t2 &- reply.t1) &+ Int64(bitPattern: reply.t3 &- t4)) / 2
         let sample = Sample(offset: offset, roundTrip: total - held, receivedAt: t4)
         // A sample far slower than the best seen is noise (a retransmitted or queued datagram).
-        if let best = samples.map(\.roundTrip).min(), sample.roundTrip > max(best.multipliedReportingOverflow(by: 10).partialValue, 1_000_000),
-           best < UInt64.max / 10 {
+        // Samples older than a minute go: the clocks drift apart, and an old best would hold the
+        // estimate still for ever.
+        samples.removeAll { t4 > $0.receivedAt && t4 - $0.receivedAt > Self.sampleLifetime }
+        if let best = samples.map(\.roundTrip).min(), best < UInt64.max / 10, sample.roundTrip > max(best * 10, 1_000_000) {
             return nil
         }
         samples.append(sample)

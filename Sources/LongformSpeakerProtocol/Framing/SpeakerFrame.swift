@@ -8,4 +8,9 @@ public enum SpeakerFrame {
     public static let headerLength = 8
     /// The longest payload accepted: a little over 10 s of 44.1 kHz stereo 16-bit audio.
     public static let maximumPayloadLength = 4 << 20
+    /// The longest payload accepted before a sender has said hello.
+    public static let maximumGreetingPayloadLength = 4 << 10
+    /// Media frames lie in `0...maximumMediaFrame` (2^53: exact as a Double, and no sum of two
+    /// overflows), which is 6,000 years at 48 kHz.
+    public static let maximumMediaFrame: Int64 = 1 << 53
 }

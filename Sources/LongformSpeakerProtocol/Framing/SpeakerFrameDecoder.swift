@@ -12,9 +12,13 @@ public struct SpeakerFrameDecoder: Sendable {
 
     private var buffer: [UInt8] = []
     private var start = 0
+    /// Frames with longer payloads are refused; a speaker raises it once the sender has said hello.
+    public var maximumPayloadLength: Int
 
-    /// A decoder with nothing buffered.
-    public init() {}
+    /// A decoder with nothing buffered, taking payloads of up to `maximumPayloadLength` bytes.
+    public init(maximumPayloadLength: Int = SpeakerFrame.maximumPayloadLength) {
+        self.maximumPayloadLength = min(maximumPayloadLength, SpeakerFrame.maximumPayloadLength)
+    }
 
     /// The bytes received and not yet made into a frame.
     public var bufferedByteCount: Int { buffer.count - start }
@@ -41,7 +45,7 @@ public struct SpeakerFrameDecoder: Sendable {
         guard version == SpeakerFrame.version else { throw .unsupportedVersion(version) }
         let type = buffer[start + 3]
         let length = buffer[(start + 4)..<(start + 8)].reduce(0) { $0 << 8 | Int($1) }
-        guard length <= SpeakerFrame.maximumPayloadLength else { throw .payloadTooLong(length) }
+        guard length <= maximumPayloadLength else { throw .payloadTooLong(length) }
         guard bufferedByteCount >= SpeakerFrame.headerLength + length else { return nil }
         let payloadStart = start + SpeakerFrame.headerLength
         let payload = buffer[payloadStart..<(payloadStart + length)]

@@ -86,13 +86,19 @@ extension SpeakerMessage {
             let firstFrame: Int64 = try reader.read()
             let frameCount: UInt32 = try reader.read()
             guard firstFrame >= 0 else { throw .malformedPayload(type: type, reason: "audio at frame \(firstFrame), before the stream's start") }
+            try checkMediaFrame(firstFrame + Int64(frameCount), type: type)
             message = .audio(firstFrame: firstFrame, frameCount: frameCount, samples: Array(reader.readRest()))
         case 0x12:
             let rate = try reader.readDouble()
             guard rate.isFinite, rate >= 0, rate <= 8 else { throw .malformedPayload(type: type, reason: "rate \(rate)") }
-            message = .anchor(RateAnchor(rate: rate, mediaFrame: try reader.read(), networkTime: try reader.read()))
+            let mediaFrame: Int64 = try reader.read()
+            try checkMediaFrame(mediaFrame, type: type)
+            message = .anchor(RateAnchor(rate: rate, mediaFrame: mediaFrame, networkTime: try reader.read()))
         case 0x13:
-            message = .flush(requestID: try reader.read(), fromFrame: try reader.read())
+            let requestID: UInt32 = try reader.read()
+            let fromFrame: Int64 = try reader.read()
+            try checkMediaFrame(fromFrame, type: type)
+            message = .flush(requestID: requestID, fromFrame: fromFrame)
         case 0x14:
             message = .flushResult(requestID: try reader.read(), isAccepted: try reader.read(UInt8.self) != 0, firstUnplayedFrame: try reader.read())
         case 0x20:
@@ -123,5 +129,12 @@ extension SpeakerMessage {
         }
         try reader.finish()
         return message
+    }
+
+    /// Throws for a media frame outside `0...SpeakerFrame.maximumMediaFrame`.
+    private static func checkMediaFrame(_ frame: Int64, type: UInt8) throws(SpeakerProtocolError) {
+        guard (0...SpeakerFrame.maximumMediaFrame).contains(frame) else {
+            throw .malformedPayload(type: type, reason: "media frame \(frame) is outside 0...2^53")
+        }
     }
 }

@@ -14,7 +14,7 @@ public enum SpeakerProtocolError: Error, Equatable, Sendable, CustomStringConver
         switch self {
         case .badMagic(let first, let second): "not a Longform speaker frame (starts with 0x\(String(first, radix: 16)) 0x\(String(second, radix: 16)))"
         case .unsupportedVersion(let version): "protocol version \(version) is not supported (this side speaks \(SpeakerFrame.version))"
-        case .payloadTooLong(let length): "payload of \(length) bytes is over the limit of \(SpeakerFrame.maximumPayloadLength)"
+        case .payloadTooLong(let length): "payload of \(length) bytes is over the limit"
         case .malformedPayload(let type, let reason): "message 0x\(String(type, radix: 16)): \(reason)"
         }
     }
