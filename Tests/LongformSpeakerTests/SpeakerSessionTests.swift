@@ -1,3 +1,4 @@
+import Foundation
 import LongformSpeaker
 import LongformSpeakerProtocol
 import Testing
@@ -176,6 +177,59 @@ import Testing
         #expect(refused.contains(.close(reason: "a stream at 48000 Hz; this speaker plays 44100 Hz")))
         _ = session.receive(.format(AudioStreamFormat(sampleRate: 44_100, channelCount: 8, encoding: .float32)))
         #expect((session.buffer?.capacityFrames ?? .max) * 8 * 4 <= 256 << 20, "an hour of 8 channels is capped at 256 MiB")
+    }
+
+    /// Mono float audio: a 200 Hz sine, so that a seam or a doubled sample would show as a jump.
+    static func sine(_ first: Int64, _ count: Int) -> SpeakerMessage {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count * 4)
+        for frame in first..<(first + Int64(count)) {
+            let bits = Float(sin(Double(frame) * 2 * .pi * 200 / Double(rate)) * 0.5).bitPattern
+            bytes += [UInt8(bits & 0xFF), UInt8((bits >> 8) & 0xFF), UInt8((bits >> 16) & 0xFF), UInt8(bits >> 24)]
+        }
+        return .audio(firstFrame: first, frameCount: UInt32(count), samples: bytes)
+    }
+
+    @Test(arguments: [-300.0, 80.0, 250.0])
+    func driftOfTheOutputsClockIsCorrectedByResamplingWithoutASeam(ppm: Double) {
+        var session = SpeakerSession(configuration: .init(name: "drift"))
+        _ = session.receive(.hello(sessionID: Array(repeating: 4, count: 16), senderName: "s", timingPort: 1))
+        _ = session.receive(.format(AudioStreamFormat(sampleRate: UInt32(Self.rate), channelCount: 1, encoding: .float32)))
+        let t1: UInt64 = 1_000_000
+        let t2 = UInt64(Int64(t1 + 50_000) + Self.offset)
+        session.receiveClockReply(ClockExchange.Reply(sequence: 0, t1: t1, t2: t2, t3: t2), at: t1 + 100_000)
+        let start: UInt64 = 70_000_000_000
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
+        // The output's crystal runs `ppm` fast: its 441 frames take that much less network time.
+        let block = 441
+        let blockNanoseconds = Double(block) * 1e9 / Double(Self.rate) / (1 + ppm / 1e6)
+        var fed: Int64 = 0
+        var history: [Float] = []
+        var largestBend: Float = 0
+        var errors: [Double] = []
+        for index in 0..<(60 * 100) { // 60 s
+            while fed < Int64((index + 200) * block) {
+                _ = session.receive(Self.sine(fed, 44_100))
+                fed += 44_100
+            }
+            let heardAt = Self.local(start) + UInt64(Double(index) * blockNanoseconds)
+            let output = session.render(frameCount: block, outputChannels: 1, heardAt: heardAt)
+            for sample in output {
+                // The second difference of a smooth sine is tiny; a skipped or doubled sample makes it large.
+                if history.count == 2 { largestBend = max(largestBend, abs(sample - 2 * history[1] + history[0])) }
+                history = Array((history + [sample]).suffix(2))
+            }
+            // Where the output is against where the anchor says it should be, in frames.
+            let network = Double(Int64(heardAt) + Self.offset) + Double(block) * 1e9 / Double(Self.rate) / (1 + ppm / 1e6)
+            let target = (network - Double(start)) * Double(Self.rate) / 1e9
+            if index >= 20 * 100 { errors.append(abs(Double(session.position ?? 0) - target)) }
+        }
+        // A 200 Hz sine at 0.5 bends by at most 0.5 × (2π·200/44100)² ≈ 0.0004 per sample; a
+        // skipped or doubled sample bends it by about 0.014.
+        #expect(largestBend < 0.001, "largest second difference: \(largestBend)")
+        #expect((errors.max() ?? .infinity) < 1.0, "after 20 s, within a frame of the timeline: worst \(errors.max() ?? .infinity)")
+        // A fast output reads the stream slower: the correction is the drift's opposite.
+        #expect(abs(session.rateCorrection * 1e6 + ppm) < 30, "correction \(session.rateCorrection * 1e6) ppm for \(ppm) ppm of drift")
     }
 
     @Test func malformedOrOutOfOrderMessagesCloseTheConnectionAndKeepTheAudio() {

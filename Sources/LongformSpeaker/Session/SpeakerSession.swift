@@ -78,8 +78,14 @@ public struct SpeakerSession: Sendable {
     public private(set) var volume: (speaker: Float, group: Float) = (1, 1)
     /// What plays, as the sender said.
     public private(set) var metadata: (title: String, artist: String, album: String)?
+    /// Where the output reads, in media frames (fractional while it corrects drift); nil until it has started.
+    public private(set) var position: Double?
     /// The next media frame the output plays; nil until it has started.
-    public private(set) var nextFrame: Int64?
+    public var nextFrame: Int64? { position.map { Int64($0.rounded(.down)) } }
+    /// The output's read rate over the stream's rate, minus 1: the drift correction now.
+    public private(set) var rateCorrection: Double = 0
+    /// The drift controller's integral (frames × seconds).
+    private var driftIntegral: Double = 0
     private var scratch: [Float] = []
 
     /// A speaker with nothing buffered.
@@ -99,7 +105,7 @@ public struct SpeakerSession: Sendable {
                 buffer?.removeAll()
                 anchor = nil
                 pendingAnchor = nil
-                nextFrame = nil
+                position = nil
                 clock = NetworkClockEstimator()
             }
             let capacity = UInt64(max(configuration.bufferSeconds, 1) * Double(format?.sampleRate ?? 44_100))
@@ -116,7 +122,7 @@ public struct SpeakerSession: Sendable {
                 let frames = Int(max(configuration.bufferSeconds, 1) * Double(newFormat.sampleRate))
                 let cap = configuration.maximumBufferBytes / (Int(newFormat.channelCount) * MemoryLayout<Float>.size)
                 buffer = SpeakerBuffer(channelCount: Int(newFormat.channelCount), capacityFrames: min(frames, cap))
-                nextFrame = nil
+                position = nil
             }
             return []
         case .audio(let firstFrame, let frameCount, let samples):
@@ -205,31 +211,85 @@ public struct SpeakerSession: Sendable {
         guard let format, let anchor, buffer != nil, frameCount > 0 else { return silence }
         guard anchor.rate > 0 else {
             // Paused: held at the anchor's frame.
-            nextFrame = anchor.mediaFrame
+            position = Double(anchor.mediaFrame)
             return silence
         }
         guard let network else { return silence }
-        guard nextFrame != nil || clock.isGood else { return silence } // a poor clock starts nothing
+        guard position != nil || clock.isGood else { return silence } // a poor clock starts nothing
+        let sampleRate = Double(format.sampleRate)
         let elapsed = Double(Int64(bitPattern: network &- anchor.networkTime)) / 1e9
-        let target = Double(anchor.mediaFrame) + elapsed * anchor.rate * Double(format.sampleRate)
+        let target = Double(anchor.mediaFrame) + elapsed * anchor.rate * sampleRate
         var silentFrames = 0
-        let start: Int64
+        let start: Double
         if target < Double(anchor.mediaFrame) {
             // Before the anchor's moment: silence, then its frame exactly on time.
             silentFrames = min(frameCount, Int((Double(anchor.mediaFrame) - target).rounded(.up)))
-            start = anchor.mediaFrame
-        } else if let next = nextFrame, abs(Double(next) - target) <= configuration.resyncThreshold * Double(format.sampleRate) {
-            start = next // in step: continue without a seam
+            start = Double(anchor.mediaFrame)
+        } else if let current = position, abs(current - target) <= configuration.resyncThreshold * sampleRate {
+            // In step: continue without a seam, correcting the drift between the output's clock
+            // and the network's by reading a little faster or slower.
+            start = current
+            updateDriftCorrection(error: target - current, blockSeconds: Double(frameCount) / sampleRate, sampleRate: sampleRate)
         } else {
-            start = Int64(target.rounded())
+            // A start, a new anchor, a gap: jump to where the anchor says.
+            start = target.rounded()
+            driftIntegral = 0
+            rateCorrection = 0
         }
         let playedCount = frameCount - silentFrames
-        buffer!.read(from: start, count: playedCount, into: &scratch)
+        let step = silentFrames > 0 ? 1 : 1 + rateCorrection
+        readResampled(from: start, count: playedCount, step: step, channels: Int(format.channelCount))
         if playedCount > 0 {
-            nextFrame = start + Int64(playedCount)
-            buffer!.discard(before: nextFrame!)
+            position = start + Double(playedCount) * step
+            // Two frames stay for the interpolation of the next block.
+            buffer!.discard(before: nextFrame! - 2)
         }
         return mix(scratch, channels: Int(format.channelCount), after: silentFrames, frameCount: frameCount, outputChannels: outputChannels)
+    }
+
+    /// Frames within half a frame of the anchor's timeline are in step: no correction is started
+    /// for them (a correction resamples), but one under way keeps its integral part.
+    static let driftDeadband = 0.5
+    /// The largest correction: 1,000 ppm, far beyond any crystal's drift, and inaudible.
+    static let maximumRateCorrection = 0.001
+
+    /// A PI controller on the error between the output's position and the anchor's timeline:
+    /// critically damped with a time constant of about 2 s.
+    private mutating func updateDriftCorrection(error: Double, blockSeconds: Double, sampleRate: Double) {
+        let isOutside = abs(error) > Self.driftDeadband
+        if isOutside { driftIntegral += error * blockSeconds }
+        let proportional = isOutside ? error / sampleRate : 0
+        let integral = driftIntegral * 0.25 / sampleRate
+        rateCorrection = min(max(proportional + integral, -Self.maximumRateCorrection), Self.maximumRateCorrection)
+    }
+
+    /// Fills `scratch` with `count` frames read from `start`, advancing `step` frames per frame:
+    /// a plain copy when both are whole, else four-point cubic (Hermite) interpolation.
+    private mutating func readResampled(from start: Double, count: Int, step: Double, channels: Int) {
+        guard count > 0 else { scratch.removeAll(keepingCapacity: true); return }
+        if step == 1, start == start.rounded() {
+            buffer!.read(from: Int64(start), count: count, into: &scratch)
+            return
+        }
+        let base = Int64(start.rounded(.down)) - 1
+        let needed = Int((start + Double(count) * step).rounded(.down) - Double(base)) + 3
+        var source: [Float] = []
+        buffer!.read(from: base, count: needed, into: &source)
+        scratch.removeAll(keepingCapacity: true)
+        scratch.reserveCapacity(count * channels)
+        for index in 0..<count {
+            let point = start + Double(index) * step - Double(base)
+            let whole = Int(point.rounded(.down))
+            let fraction = Float(point - Double(whole))
+            for channel in 0..<channels {
+                let y0 = source[(whole - 1) * channels + channel], y1 = source[whole * channels + channel]
+                let y2 = source[(whole + 1) * channels + channel], y3 = source[(whole + 2) * channels + channel]
+                let c1 = 0.5 * (y2 - y0)
+                let c2 = y0 - 2.5 * y1 + 2 * y2 - 0.5 * y3
+                let c3 = 0.5 * (y3 - y0) + 1.5 * (y1 - y2)
+                scratch.append(((c3 * fraction + c2) * fraction + c1) * fraction + y1)
+            }
+        }
     }
 
     /// The stream's frames into the output's channels, with the volume and the channel selection.
