@@ -120,7 +120,7 @@ import Testing
         let routes = RouteCatalog.availableRoutes().map(\.specifier)
         #expect(routes.contains(.pulse(sink: PulseAudioServer.sinkName)))
         #expect(routes.contains(.null))
-        #expect(RouteCatalog.defaultRoute(fallbackWAVPath: "x.wav") == .pulse(sink: nil))
+        #expect(RouteCatalog.defaultRoute(fallback: .wav(path: "x.wav")) == .pulse(sink: nil))
         let listed = try ExternalTool.run(ExternalTool.longformExecutable, ["routes"])
         #expect(listed.output.contains("pulse:\(PulseAudioServer.sinkName)"))
     }

@@ -78,10 +78,12 @@ public enum RouteCatalog {
         return entries
     }
 
-    /// PulseAudio if a server runs, else ALSA's default device if it opens, else a WAV file at `fallbackWAVPath`.
-    public static func defaultRoute(fallbackWAVPath: String) -> RouteSpecifier {
+    /// PulseAudio if a server runs, else ALSA's default device if it opens, else `fallback` (a WAV
+    /// file for a player someone listens to later; the null route for a daemon, which would write
+    /// a file without end).
+    public static func defaultRoute(fallback: RouteSpecifier) -> RouteSpecifier {
         if PulseSinkList.sinks(timeoutSeconds: 1) != nil { return .pulse(sink: nil) }
         if ALSARoute.canOpen(device: "default") { return .alsa(device: "default") }
-        return .wav(path: fallbackWAVPath)
+        return fallback
     }
 }

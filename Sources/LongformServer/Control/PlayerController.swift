@@ -76,9 +76,7 @@ final class PlayerController: @unchecked Sendable {
         if let saved, let specifier = try? RouteSpecifier(parsing: saved), RouteCatalog.availableRoutes().contains(where: { $0.specifier == specifier }) {
             return (specifier, specifier.makeRoute(sampleRate: sampleRate))
         }
-        var fallback = RouteCatalog.defaultRoute(fallbackWAVPath: "")
-        // A daemon writing a WAV file without end is no default: play to the null route instead.
-        if case .wav = fallback { fallback = .null }
+        let fallback = RouteCatalog.defaultRoute(fallback: .null)
         return (fallback, fallback.makeRoute(sampleRate: sampleRate))
     }
 

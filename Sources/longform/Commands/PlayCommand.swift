@@ -56,7 +56,7 @@ struct PlayCommand: ParsableCommand {
         if !items.isEmpty && expanded.isEmpty { throw CommandFailure("no audio files in \(items.joined(separator: ", "))") }
         let saved = expanded.isEmpty ? try loadSaved(from: store) : nil
 
-        let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallbackWAVPath: "longform-play.wav")
+        let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallback: .wav(path: "longform-play.wav"))
         if route == nil { FileHandle.standardError.write(Data("longform: playing to \(specifier)\n".utf8)) }
         let audioRoute = specifier.makeRoute(sampleRate: sampleRate)
         let renderer = AudioRenderer(route: audioRoute)

@@ -42,7 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
-        _ = try Self.parseAddress(http)
+        _ = try ListenAddress(parsing: http, option: "--http")
         if let route {
             let specifier = try RouteSpecifier(parsing: route)
             if case .wav = specifier { throw ValidationError("serve plays to null, pulse or alsa routes, not to a WAV file") }
@@ -50,31 +50,10 @@ struct ServeCommand: AsyncParsableCommand {
         if let token, token.isEmpty { throw ValidationError("--token must not be empty") }
     }
 
-    /// `HOST:PORT`, `[V6]:PORT` or `PORT` (on 127.0.0.1).
-    static func parseAddress(_ text: String) throws -> (host: String, port: Int) {
-        let host: Substring
-        let portText: Substring
-        if let port = Int(text) {
-            host = "127.0.0.1"
-            portText = Substring(String(port))
-        } else if text.hasPrefix("["), let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") {
-            host = text[text.index(after: text.startIndex)..<close]
-            portText = text[text.index(close, offsetBy: 2)...]
-        } else if let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") {
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-        } else {
-            throw ValidationError("--http \(text): give HOST:PORT, [IPv6]:PORT or PORT")
-        }
-        guard !host.isEmpty, let port = Int(portText), (0...65_535).contains(port) else {
-            throw ValidationError("--http \(text): give HOST:PORT with a port from 0 to 65535")
-        }
-        return (String(host), port)
-    }
 
     func run() async throws {
         logging.bootstrap(defaultLevel: .info)
-        let address = try Self.parseAddress(http)
+        let address = try ListenAddress(parsing: http, option: "--http")
         let configuration = ServerConfiguration(host: address.host, port: address.port, token: token,
                                                 stateDirectory: state ?? PlayerStateStore.defaultDirectory(),
                                                 route: try route.map { try RouteSpecifier(parsing: $0) },

@@ -42,7 +42,7 @@ struct SpeakerCommand: ParsableCommand {
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
-        _ = try ServeCommand.parseAddress(listen)
+        _ = try ListenAddress(parsing: listen, option: "--listen")
         if let route { _ = try RouteSpecifier(parsing: route) }
         guard SpeakerSession.ChannelSelection(rawValue: channel) != nil else { throw ValidationError("--channel must be both, left or right") }
         guard buffer >= 1 && buffer <= 3_600 else { throw ValidationError("--buffer must be from 1 to 3600 seconds") }
@@ -51,11 +51,8 @@ struct SpeakerCommand: ParsableCommand {
 
     func run() throws {
         logging.bootstrap(defaultLevel: .info)
-        let address = try ServeCommand.parseAddress(listen)
-        let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? {
-            if case .wav = RouteCatalog.defaultRoute(fallbackWAVPath: "") { return RouteSpecifier.null }
-            return RouteCatalog.defaultRoute(fallbackWAVPath: "")
-        }()
+        let address = try ListenAddress(parsing: listen, option: "--listen")
+        let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallback: .null)
         let configuration = SpeakerSession.Configuration(name: name, bufferSeconds: buffer, channels: SpeakerSession.ChannelSelection(rawValue: channel)!,
                                                           extraDelay: UInt64(latencyOffset * 1_000_000))
         let speaker = SpeakerService(configuration: configuration, route: specifier.makeRoute(sampleRate: sampleRate))

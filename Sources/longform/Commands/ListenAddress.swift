@@ -1,0 +1,33 @@
+import ArgumentParser
+
+/// Where a daemon listens, as `--http` and `--listen` take it: `HOST:PORT`, `[IPv6]:PORT`, or
+/// `PORT` alone (on 127.0.0.1).
+struct ListenAddress {
+    /// The host or address, without brackets.
+    var host: String
+    /// The TCP port (0: any free one).
+    var port: Int
+
+    /// Parses `text`; the error names `option` and what it was given.
+    init(parsing text: String, option: String) throws {
+        let host: Substring
+        let portText: Substring
+        if let port = Int(text) {
+            host = "127.0.0.1"
+            portText = Substring(String(port))
+        } else if text.hasPrefix("["), let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") {
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else if let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") {
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        } else {
+            throw ValidationError("\(option) \(text): give HOST:PORT, [IPv6]:PORT or PORT")
+        }
+        guard !host.isEmpty, let port = Int(portText), (0...65_535).contains(port) else {
+            throw ValidationError("\(option) \(text): give HOST:PORT with a port from 0 to 65535")
+        }
+        self.host = String(host)
+        self.port = port
+    }
+}
