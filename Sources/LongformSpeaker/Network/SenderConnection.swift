@@ -102,17 +102,11 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         let actions: [SpeakerSession.Action]
         if case .audio(let firstFrame, let frameCount, let samples) = message {
             // Decoded before the lock the output thread takes.
-            guard let format = service.session.withLock({ $0.format }) else {
-                refuse("speaker: \(peer) sent audio before a format; closing", code: 400, message: "format first", context: context)
-                return
+            let format = service.session.withLock { $0.format }
+            switch SpeakerSession.decodeAudio(frameCount: frameCount, samples: samples, format: format) {
+            case .success(let frames): actions = service.session.withLock { $0.receiveAudio(frames, at: firstFrame) }
+            case .failure(let refusal): actions = [.close(reason: refusal.reason)]
             }
-            guard samples.count == Int(frameCount) * format.bytesPerFrame else {
-                refuse("speaker: \(peer): audio of \(frameCount) frames carries \(samples.count) bytes; closing", code: 400,
-                       message: "audio length does not match its frame count", context: context)
-                return
-            }
-            let frames = SpeakerSession.decode(samples, encoding: format.encoding)
-            actions = service.session.withLock { $0.receiveAudio(frames, at: firstFrame) }
         } else {
             if case .metadata(let title, let artist, let album) = message {
                 logger.info("speaker: now playing \(title) — \(artist) (\(album))")

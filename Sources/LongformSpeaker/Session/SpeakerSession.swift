@@ -126,11 +126,10 @@ public struct SpeakerSession: Sendable {
             }
             return []
         case .audio(let firstFrame, let frameCount, let samples):
-            guard let format else { return [.close(reason: "audio before a format")] }
-            guard samples.count == Int(frameCount) * format.bytesPerFrame else {
-                return [.close(reason: "audio of \(frameCount) frames carries \(samples.count) bytes, not \(Int(frameCount) * format.bytesPerFrame)")]
+            switch Self.decodeAudio(frameCount: frameCount, samples: samples, format: format) {
+            case .success(let frames): return receiveAudio(frames, at: firstFrame)
+            case .failure(let refusal): return [.close(reason: refusal.reason)]
             }
-            return receiveAudio(Self.decode(samples, encoding: format.encoding), at: firstFrame)
         case .anchor(let newAnchor):
             guard sessionID != nil else { return [.close(reason: "anchor before hello")] }
             if nextFrame != nil, let current = anchor, current.rate > 0 {
@@ -312,8 +311,25 @@ public struct SpeakerSession: Sendable {
         return output
     }
 
+    /// Why an audio message could not be taken.
+    public struct AudioRefusal: Error, Sendable {
+        /// What was wrong, for the log.
+        public var reason: String
+    }
+
+    /// An audio message's samples as Float32, once its length is checked against its frame count
+    /// and `format` (nil: no format yet). The connection calls it before taking the lock the
+    /// output thread waits on, then hands the frames to `receiveAudio`.
+    public static func decodeAudio(frameCount: UInt32, samples: [UInt8], format: AudioStreamFormat?) -> Result<[Float], AudioRefusal> {
+        guard let format else { return .failure(AudioRefusal(reason: "audio before a format")) }
+        guard samples.count == Int(frameCount) * format.bytesPerFrame else {
+            return .failure(AudioRefusal(reason: "audio of \(frameCount) frames carries \(samples.count) bytes, not \(Int(frameCount) * format.bytesPerFrame)"))
+        }
+        return .success(decode(samples, encoding: format.encoding))
+    }
+
     /// Wire samples as Float32.
-    public static func decode(_ bytes: [UInt8], encoding: AudioStreamFormat.Encoding) -> [Float] {
+    static func decode(_ bytes: [UInt8], encoding: AudioStreamFormat.Encoding) -> [Float] {
         switch encoding {
         case .signed16:
             return stride(from: 0, to: bytes.count, by: 2).map { (index: Int) -> Float in
