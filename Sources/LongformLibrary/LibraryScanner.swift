@@ -8,15 +8,6 @@ import LongformStore
 /// changed (by modification time or size) are opened to read their tags, files that are gone are
 /// removed. A file that cannot be read is logged by name and left out.
 struct LibraryScanner {
-    /// What one scan changed.
-    struct Summary: Sendable, Equatable {
-        var added = 0
-        var updated = 0
-        var removed = 0
-        var unreadable = 0
-        var isEmpty: Bool { added == 0 && updated == 0 && removed == 0 }
-    }
-
     /// The file extensions scanned (lowercased).
     static let audioExtensions: Set<String> = ["wav", "aif", "aiff", "flac", "mp3", "m4a", "m4b", "mp4", "aac", "ogg", "oga", "opus", "wv", "ape"]
 
@@ -29,9 +20,9 @@ struct LibraryScanner {
         self.store = store
     }
 
-    func scan() throws(PlayerStateStore.StoreError) -> Summary {
+    func scan() throws(PlayerStateStore.StoreError) -> MusicLibrary.ScanSummary {
         let known = try store.libraryFingerprints()
-        var summary = Summary()
+        var summary = MusicLibrary.ScanSummary(added: 0, updated: 0, removed: 0, unreadable: 0)
         var seen = Set<String>()
         var changed: [LibraryTrack] = []
         for file in audioFiles() {

@@ -20,6 +20,9 @@ public final class MusicLibrary: @unchecked Sendable {
         public var removed: Int
         /// Files that could not be read (logged by name).
         public var unreadable: Int
+
+        /// Whether the library is as it was (unreadable files change nothing in it).
+        public var isEmpty: Bool { added == 0 && updated == 0 && removed == 0 }
     }
 
     /// The directories whose files may be played.
@@ -75,10 +78,9 @@ public final class MusicLibrary: @unchecked Sendable {
     }
 
     private func scanOnQueue() throws(PlayerStateStore.StoreError) -> ScanSummary {
-        let scan = try LibraryScanner(directories: directories, store: store).scan()
-        let summary = ScanSummary(added: scan.added, updated: scan.updated, removed: scan.removed, unreadable: scan.unreadable)
-        if !scan.isEmpty {
-            logger.info("library: \(scan.added) added, \(scan.updated) updated, \(scan.removed) removed")
+        let summary = try LibraryScanner(directories: directories, store: store).scan()
+        if !summary.isEmpty {
+            logger.info("library: \(summary.added) added, \(summary.updated) updated, \(summary.removed) removed")
             onChange(summary)
         }
         return summary

@@ -1,5 +1,6 @@
 import Foundation
 import LongformCore
+import LongformLibrary
 import LongformPlayer
 import LongformStore
 
@@ -106,6 +107,13 @@ struct ScanJSON: Codable, Sendable, Equatable {
     var updated: Int
     var removed: Int
     var unreadable: Int
+
+    init(_ summary: MusicLibrary.ScanSummary) {
+        added = summary.added
+        updated = summary.updated
+        removed = summary.removed
+        unreadable = summary.unreadable
+    }
 }
 
 /// The volume and mute.

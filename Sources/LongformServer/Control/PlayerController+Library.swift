@@ -29,8 +29,7 @@ extension PlayerController {
     /// Scans the music directories now.
     func rescanLibrary() throws(APIError) -> ScanJSON {
         do {
-            let summary = try library.rescan()
-            return ScanJSON(added: summary.added, updated: summary.updated, removed: summary.removed, unreadable: summary.unreadable)
+            return ScanJSON(try library.rescan())
         } catch {
             throw .unavailable("cannot update the library: \(error)")
         }

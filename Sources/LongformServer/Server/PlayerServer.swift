@@ -44,8 +44,7 @@ public final class PlayerServer: Sendable {
         }
         let events = EventHub()
         library = MusicLibrary(directories: directories, store: store) { summary in
-            events.publish(ServerEvent(name: "library", payload: ScanJSON(added: summary.added, updated: summary.updated,
-                                                                         removed: summary.removed, unreadable: summary.unreadable)))
+            events.publish(ServerEvent(name: "library", payload: ScanJSON(summary)))
         }
         do { files = try WebFiles() } catch { throw StartError(description: error.message) }
         do {
