@@ -12,26 +12,11 @@ import Glibc
 @Suite struct SpeakerCommandTests {
     @Test func aSpeakerProcessPlaysWhatTheSenderSendsToItsRoute() throws {
         let output = TestAudio.path("speaker-\(UUID().uuidString.prefix(8)).wav")
-        let log = TestAudio.path("speaker-\(UUID().uuidString.prefix(8)).log")
-        FileManager.default.createFile(atPath: log, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ExternalTool.longformExecutable)
-        process.arguments = ["speaker", "--listen", "127.0.0.1:0", "--route", "wav:" + output, "--name", "attic"]
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        var port: Int?
-        let deadline = Date().addingTimeInterval(10)
-        while port == nil && Date() < deadline {
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            if let range = text.range(of: #"listening on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                port = Int(text[range].split(separator: ":").last!)
-            }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        let speakerPort = try #require(port, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        let speaker = try LongformProcess(["speaker", "--listen", "127.0.0.1:0", "--route", "wav:" + output, "--name", "attic"],
+                                          readyPattern: #"listening on 127\.0\.0\.1:\d+"#)
+        defer { speaker.kill() }
+        let portText = speaker.readyLine.range(of: #"127\.0\.0\.1:\d+"#, options: .regularExpression).map { speaker.readyLine[$0].split(separator: ":")[1] }
+        let speakerPort = try #require(portText.flatMap { Int($0) }, "\(speaker.readyLine)")
 
         let sender = try TestSender(speakerPort: speakerPort)
         try sender.send(.hello(sessionID: Array(repeating: 7, count: 16), senderName: "cli test", timingPort: sender.timingPort),
@@ -41,10 +26,9 @@ import Glibc
         Thread.sleep(forTimeInterval: 1.2) // ten clock requests a second: a good estimate within the first few
         try sender.send(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: HostClock.now() + 200_000_000)))
         Thread.sleep(forTimeInterval: 1.6)
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        #expect(((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("now playing Ramp — Tests"))
+        speaker.kill(SIGTERM)
+        #expect(speaker.process.terminationStatus == 0)
+        #expect(speaker.output.contains("now playing Ramp — Tests"))
 
         let written = try WAVFileReader(path: output).integerSamples
         let left = stride(from: 0, to: written.count, by: 2).map { written[$0] }

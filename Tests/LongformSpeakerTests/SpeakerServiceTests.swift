@@ -3,6 +3,7 @@ import LongformCore
 import LongformRoutes
 import LongformSpeaker
 import LongformSpeakerProtocol
+import LongformTestSupport
 import Synchronization
 import Testing
 
@@ -12,19 +13,14 @@ import Testing
 @Suite struct SpeakerServiceTests {
     static let rate = 44_100
 
-    /// What the null route played, with the host time of one of its frames.
+    /// What the null route played (`HeardAudio`), with the host time of its first period.
     final class Recording: @unchecked Sendable {
-        let heard = Mutex<[Float]>([])
+        let heard = HeardAudio(channelCount: 2)
         let anchor = Mutex<(frame: Int64, hostTime: UInt64)?>(nil)
 
         func record(_ first: Int64, _ hostTime: UInt64, _ samples: UnsafeBufferPointer<Float>) {
             anchor.withLock { if $0 == nil { $0 = (first, hostTime) } }
-            heard.withLock { heard in
-                let start = Int(first) * 2
-                if start < heard.count { heard.removeSubrange(start...) }
-                if start > heard.count { heard.append(contentsOf: repeatElement(0, count: start - heard.count)) }
-                heard.append(contentsOf: samples)
-            }
+            heard.record(firstFrame: first, samples: samples)
         }
 
         /// The host time at which route frame `frame` was heard.
@@ -56,7 +52,7 @@ import Testing
         let start = HostClock.now() + 300_000_000
         try sender.send(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
         Thread.sleep(forTimeInterval: 1.5)
-        let heard = recording.heard.withLock { $0 }
+        let heard = recording.heard.samples
         let left = stride(from: 0, to: heard.count, by: 2).map { heard[$0] }
         // Frame 0 is silent (its value is 0): frame 1 is the first sound.
         let firstSound = try #require(left.firstIndex { $0 != 0 })

@@ -10,19 +10,7 @@ import Testing
     /// Sender clock − speaker clock, in ns.
     static let offset: Int64 = 3_000_000_000
 
-    /// Stereo 16-bit audio from `first`: left = frame % 16384, right = its negation.
-    static func audio(_ first: Int64, _ count: Int) -> SpeakerMessage {
-        var bytes: [UInt8] = []
-        for frame in first..<(first + Int64(count)) {
-            for value in [Int16(frame % 16_384), -Int16(frame % 16_384)] {
-                let bits = UInt16(bitPattern: value)
-                bytes += [UInt8(bits & 0xFF), UInt8(bits >> 8)]
-            }
-        }
-        return .audio(firstFrame: first, frameCount: UInt32(count), samples: bytes)
-    }
-
-    /// The left sample of `frame` as the speaker plays it.
+    /// The left sample of `frame` of `TestSender.ramp` as the speaker plays it.
     static func left(_ frame: Int64) -> Float { Float(Int16(frame % 16_384)) / 32_768 }
 
     /// A session that said hello, has the format, 10 s of audio and a perfect clock.
@@ -30,7 +18,7 @@ import Testing
         var session = SpeakerSession(configuration: configuration)
         _ = session.receive(.hello(sessionID: Array(repeating: 1, count: 16), senderName: "sender", timingPort: 7000))
         _ = session.receive(.format(AudioStreamFormat(sampleRate: UInt32(rate), channelCount: 2, encoding: .signed16)))
-        _ = session.receive(audio(0, rate * 10))
+        _ = session.receive(TestSender.ramp(0, rate * 10))
         // One exchange on a quiet symmetric network: the estimate is exact.
         let t1: UInt64 = 1_000_000
         let t2 = UInt64(Int64(t1 + 50_000) + offset)
@@ -107,7 +95,7 @@ import Testing
         var session = SpeakerSession(configuration: .init(name: "late"))
         _ = session.receive(.hello(sessionID: Array(repeating: 2, count: 16), senderName: "sender", timingPort: 7000))
         _ = session.receive(.format(AudioStreamFormat(sampleRate: UInt32(Self.rate), channelCount: 2, encoding: .signed16)))
-        _ = session.receive(Self.audio(0, Self.rate * 5))
+        _ = session.receive(TestSender.ramp(0, Self.rate * 5))
         let start: UInt64 = 40_000_000_000
         _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
         #expect(session.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(start)).allSatisfy { $0 == 0 }, "no clock yet")

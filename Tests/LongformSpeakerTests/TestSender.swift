@@ -1,6 +1,7 @@
 import Foundation
 import LongformCore
 import LongformSpeakerProtocol
+import LongformTestSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -18,36 +19,15 @@ final class TestSender: @unchecked Sendable {
 
     /// Connects to the speaker at 127.0.0.1:`port`.
     init(speakerPort: Int) throws {
-        let timing = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = Self.loopback(port: 0)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(timing, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(timing, $0, &length) } }
+        let (timing, port) = try LoopbackSocket.bound(type: Int32(SOCK_DGRAM.rawValue))
         timingSocket = timing
-        timingPort = UInt16(bigEndian: address.sin_port)
-        stream = try Self.connect(port: speakerPort)
+        timingPort = port
+        stream = try LoopbackSocket.connect(port: speakerPort)
         Thread.detachNewThread { Self.answerClockRequests(on: timing) }
         Thread.detachNewThread { [self] in readReplies() }
     }
 
     deinit { close() }
-
-    static func loopback(port: UInt16) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = port.bigEndian
-        return address
-    }
-
-    /// A TCP connection to 127.0.0.1:`port`.
-    static func connect(port: Int) throws -> Int32 {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = loopback(port: UInt16(port))
-        let result = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard result == 0 else { throw SenderFailure(description: "connect: \(String(cString: strerror(errno)))") }
-        return descriptor
-    }
 
     struct SenderFailure: Error, CustomStringConvertible { var description: String }
 

@@ -15,17 +15,8 @@ public enum HTTPFileServer {
         lock.lock()
         defer { lock.unlock() }
         if let base { return base }
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw ExternalTool.Failure(description: "socket: \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard bound == 0, listen(listener, 16) == 0 else { throw ExternalTool.Failure(description: "bind/listen: \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
-        let port = UInt16(bigEndian: address.sin_port)
+        let (listener, port) = try LoopbackSocket.bound(type: Int32(SOCK_STREAM.rawValue))
+        guard listen(listener, 16) == 0 else { throw ExternalTool.Failure(description: "listen: \(errno)") }
         let directory = TestAudio.directory.path
         let thread = Thread {
             while true {
