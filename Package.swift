@@ -46,7 +46,7 @@ let package = Package(
         // Layer 3: the renderer, the synchronizer and the route protocol they play to.
         .target(name: "LongformRendering", dependencies: ["LongformCore", "CSoxr", .product(name: "Logging", package: "swift-log")]),
         // Layer 4: concrete routes (null, WAV, PulseAudio, ALSA).
-        .target(name: "LongformRoutes", dependencies: ["LongformCore", "LongformRendering", "CPulse", "CALSA", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "LongformRoutes", dependencies: ["LongformCore", "LongformRendering", "LongformSpeakerProtocol", "CPulse", "CALSA", .product(name: "Logging", package: "swift-log")]),
         // Layer 4: the wire protocol between the speaker route and `longform speaker` (docs/speaker-protocol.md).
         .target(name: "LongformSpeakerProtocol"),
         // Layer 5: what enqueues items into a renderer.

@@ -15,12 +15,18 @@ public final class LongformProcess: @unchecked Sendable {
     private let outputPath: String
 
     /// Runs `longform` with `arguments` and waits (up to 20 s) for a line that matches the regular
-    /// expression `readyPattern`; throws with what it printed if it ends or stays silent.
-    public init(_ arguments: [String], readyPattern: String) throws {
+    /// expression `readyPattern`; throws with what it printed if it ends or stays silent. With a
+    /// `wrapper` (`["ip", "netns", "exec", "NS"]`), that command runs `longform`.
+    public init(_ arguments: [String], readyPattern: String, wrapper: [String] = []) throws {
         outputPath = TestAudio.path("longform-\(arguments.first ?? "run")-\(UUID().uuidString.prefix(8)).log")
         FileManager.default.createFile(atPath: outputPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: ExternalTool.longformExecutable)
-        process.arguments = arguments
+        if let tool = wrapper.first {
+            process.executableURL = URL(fileURLWithPath: tool.hasPrefix("/") ? tool : "/usr/bin/env")
+            process.arguments = (tool.hasPrefix("/") ? Array(wrapper.dropFirst()) : wrapper) + [ExternalTool.longformExecutable] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: ExternalTool.longformExecutable)
+            process.arguments = arguments
+        }
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         process.standardOutput = output
         process.standardError = output

@@ -12,10 +12,10 @@ public final class ServeProcess: @unchecked Sendable {
     /// The token it printed (listening beyond loopback), if any.
     public let token: String?
 
-    /// Starts `longform serve --http HOST:0 --state STATE --music MUSIC --route null` plus
+    /// Starts `longform serve --http HOST:0 --state STATE --music MUSIC --route ROUTE` plus
     /// `extraArguments`, and waits until it listens.
-    public init(state: String, music: String, host: String = "127.0.0.1", extraArguments: [String] = []) throws {
-        running = try LongformProcess(["serve", "--http", "\(host):0", "--state", state, "--music", music, "--route", "null"] + extraArguments,
+    public init(state: String, music: String, host: String = "127.0.0.1", route: String = "null", extraArguments: [String] = []) throws {
+        running = try LongformProcess(["serve", "--http", "\(host):0", "--state", state, "--music", music, "--route", route] + extraArguments,
                                       readyPattern: "^longform: serving http://")
         // "longform: serving http://HOST:PORT/[?token=T]"
         let url = running.readyLine.dropFirst("longform: serving ".count)

@@ -12,6 +12,8 @@ public enum LogLabel {
     public static let synchronizer = "longform.synchronizer"
     /// Routes opening, underruns and latency.
     public static let route = "longform.route"
+    /// The speaker route: connections to network speakers, flushes, anchors.
+    public static let speakerRoute = "longform.route.speaker"
     /// The player's transport and playlist edits.
     public static let player = "longform.player"
     /// The serializer's enqueueing, flushes and item changes.

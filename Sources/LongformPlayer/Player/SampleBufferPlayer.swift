@@ -425,7 +425,13 @@ public final class SampleBufferPlayer: @unchecked Sendable {
                 currentPosition = index
                 announcedItem = items[index]
                 publish()
-                if changed { emit(.currentItemChanged(index: index, id: items[index].uniqueID)) }
+                if changed {
+                    if let route = renderer.route as? any NowPlayingRoute {
+                        let item = items[index].playlistItem
+                        route.nowPlayingDidChange(title: item.displayTitle, artist: item.artist ?? "", album: item.album ?? "")
+                    }
+                    emit(.currentItemChanged(index: index, id: items[index].uniqueID))
+                }
             } else {
                 // The playlist played to its end (or the current item left the list).
                 resumeIndex = 0

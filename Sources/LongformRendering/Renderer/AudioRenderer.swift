@@ -571,6 +571,12 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         }
     }
 
+    public func timelineRate(atRouteFrame routeFrame: Int64) -> (rate: Double, nextChangeFrame: Int64?) {
+        guard let timebase = state.withLock({ $0.synchronizer?.timebase }) else { return (0, nil) }
+        let (segment, nextChange) = timebase.segment(forTick: routeFrame)
+        return (segment.rate, nextChange)
+    }
+
     public var isTimelineStopped: Bool {
         guard let synchronizer = state.withLock({ $0.synchronizer }) else { return true }
         return synchronizer.timebase.rate == 0

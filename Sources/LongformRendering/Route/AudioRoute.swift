@@ -65,6 +65,10 @@ public protocol RouteRenderSource: AnyObject, Sendable {
     /// rewindable route with a large buffer writes no further ahead than this while it has enough,
     /// so that it does not write silence it must take back when the audio arrives.
     func queuedFrameCount(fromRouteFrame routeFrame: Int64) -> Int64?
+    /// The timeline's rate at route frame `routeFrame` and the frame of its next change (nil: none
+    /// planned): a route that sends anchors instead of silence (a network speaker) sends "rate 0"
+    /// for a pause and does not render it, and starts again where the rate does.
+    func timelineRate(atRouteFrame routeFrame: Int64) -> (rate: Double, nextChangeFrame: Int64?)
 }
 
 /// Why a route could not open or play.
@@ -82,6 +86,13 @@ public struct RouteError: Error, CustomStringConvertible, Sendable {
 
     /// `"pulse: Connection refused"`.
     public var description: String { "\(route): \(reason)" }
+}
+
+/// A route that shows what plays (a network speaker's display and log): told by the player when
+/// the current item changes.
+public protocol NowPlayingRoute: AudioRoute {
+    /// The item heard now is `title` by `artist` from `album`.
+    func nowPlayingDidChange(title: String, artist: String, album: String)
 }
 
 /// A route that can run an action at an exact output frame: the as-fast-as-possible WAV route,

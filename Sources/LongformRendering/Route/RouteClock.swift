@@ -63,6 +63,9 @@ public final class RouteClock: Sendable {
         }
     }
 
+    /// Whether the route has said which frame is heard when (it has started playing).
+    public var isRunning: Bool { state.withLock { $0.isRunning } }
+
     /// Records how many frames the route has taken from its source (the next frame it will render).
     public func noteFramesRendered(_ frames: Int64) {
         state.withLock { $0.framesRendered = frames }

@@ -2,7 +2,8 @@ import Foundation
 import LongformCore
 import LongformRendering
 
-/// A route as the user names it on the command line: `null`, `wav:PATH`, `pulse[:SINK]`, `alsa[:DEVICE]`.
+/// A route as the user names it on the command line: `null`, `wav:PATH`, `pulse[:SINK]`,
+/// `alsa[:DEVICE]`, `speaker:HOST:PORT[,HOST:PORT…]`.
 public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
     /// Real-time, discarding.
     case null
@@ -12,6 +13,8 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
     case pulse(sink: String?)
     /// An ALSA device.
     case alsa(device: String)
+    /// Network speakers (`longform speaker`), one or a group playing in step.
+    case speaker(endpoints: [SpeakerEndpoint])
 
     /// Parses a specifier; the error names what was wrong.
     public init(parsing text: String) throws(RouteError) {
@@ -26,8 +29,18 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
             self = .wav(path: argument)
         case "pulse": self = .pulse(sink: argument.flatMap { $0.isEmpty ? nil : $0 })
         case "alsa": self = .alsa(device: argument.flatMap { $0.isEmpty ? nil : $0 } ?? "default")
+        case "speaker":
+            let parts = (argument ?? "").split(separator: ",", omittingEmptySubsequences: false)
+            var endpoints: [SpeakerEndpoint] = []
+            for part in parts {
+                guard let endpoint = SpeakerEndpoint(parsing: part) else {
+                    throw RouteError(route: text, reason: "'\(part)' is not HOST:PORT; use speaker:HOST:PORT[,HOST:PORT...]")
+                }
+                endpoints.append(endpoint)
+            }
+            self = .speaker(endpoints: endpoints)
         default:
-            throw RouteError(route: text, reason: "unknown route; use null, wav:PATH, pulse[:SINK] or alsa[:DEVICE]")
+            throw RouteError(route: text, reason: "unknown route; use null, wav:PATH, pulse[:SINK], alsa[:DEVICE] or speaker:HOST:PORT[,HOST:PORT...]")
         }
     }
 
@@ -38,6 +51,7 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
         case .wav(let path): "wav:\(path)"
         case .pulse(let sink): sink.map { "pulse:\($0)" } ?? "pulse"
         case .alsa(let device): "alsa:\(device)"
+        case .speaker(let endpoints): "speaker:" + endpoints.map(\.description).joined(separator: ",")
         }
     }
 
@@ -48,6 +62,7 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
         case .wav(let path): WAVFileRoute(path: path, sampleRate: sampleRate, channelCount: channelCount, pacing: .realTime)
         case .pulse(let sink): PulseAudioRoute(sink: sink, sampleRate: sampleRate, channelCount: channelCount)
         case .alsa(let device): ALSARoute(device: device, sampleRate: sampleRate, channelCount: channelCount)
+        case .speaker(let endpoints): SpeakerRoute(endpoints: endpoints, sampleRate: sampleRate, channelCount: channelCount)
         }
     }
 }

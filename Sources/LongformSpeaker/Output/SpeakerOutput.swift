@@ -30,4 +30,5 @@ final class SpeakerOutput: RouteRenderSource, @unchecked Sendable {
     func waitForRenderableAudio(timeoutSeconds: Double) {}
     func routeDidResume(atFrame frame: Int64, afterRewindTo target: Int64) {}
     func queuedFrameCount(fromRouteFrame routeFrame: Int64) -> Int64? { lookAheadFrames }
+    func timelineRate(atRouteFrame routeFrame: Int64) -> (rate: Double, nextChangeFrame: Int64?) { (1, nil) }
 }

@@ -29,21 +29,22 @@ public struct SpeakerBuffer: Sendable {
 
     /// Stores `frames` (interleaved) from `firstFrame`; returns how many were stored (fewer when
     /// the buffer fills). Audio from before `endFrame` replaces what was held from there on (a
-    /// resend after a flush). Audio after a gap leaves silence in the gap if it fits; an empty
+    /// resend after a flush). Audio after a gap leaves silence in the gap if it fits and starts again
+    /// there if not; an empty
     /// buffer starts wherever the audio does.
     @discardableResult
     public mutating func write(_ frames: ArraySlice<Float>, at firstFrame: Int64) -> Int {
         let count = frames.count / channelCount
         guard count > 0 else { return 0 }
-        if isEmpty || firstFrame < startFrame || firstFrame - startFrame > Int64(capacityFrames) {
-            // Nothing held that the audio continues: start again there.
+        if isEmpty || firstFrame < startFrame || firstFrame - endFrame > Int64(room) {
+            // Nothing held that the audio continues (or a gap longer than the room, such as the
+            // frames a long pause skipped, which are never played): start again there.
             startFrame = firstFrame
             endFrame = firstFrame
         } else if firstFrame < endFrame {
             endFrame = firstFrame
         } else if firstFrame > endFrame {
             let gap = Int(firstFrame - endFrame)
-            guard gap <= room else { return 0 }
             fill(from: endFrame, count: gap, with: nil)
             endFrame = firstFrame
         }

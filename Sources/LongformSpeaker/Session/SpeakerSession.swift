@@ -236,10 +236,17 @@ public struct SpeakerSession: Sendable {
             rateCorrection = 0
         }
         let playedCount = frameCount - silentFrames
-        let step = silentFrames > 0 ? 1 : 1 + rateCorrection
-        readResampled(from: start, count: playedCount, step: step, channels: Int(format.channelCount))
+        var step = silentFrames > 0 ? 1 : 1 + rateCorrection
+        var from = start
+        if from + Double(playedCount) * step + 2 >= Double(buffer!.endFrame) {
+            // The audio ends within this block (a pause, a flush, the end of the stream): whole
+            // frames, so that the interpolation does not reach into the silence after them and ring.
+            step = 1
+            from = start.rounded()
+        }
+        readResampled(from: from, count: playedCount, step: step, channels: Int(format.channelCount))
         if playedCount > 0 {
-            position = start + Double(playedCount) * step
+            position = from + Double(playedCount) * step
             // Two frames stay for the interpolation of the next block.
             buffer!.discard(before: nextFrame! - 2)
         }

@@ -1,0 +1,40 @@
+import Logging
+import LongformCore
+import LongformSpeakerProtocol
+
+/// The sender's side of the clock exchange: answers every speaker's request on one UDP port with
+/// the host clock, which is the network clock of its group. On its own thread, so that an answer
+/// never waits behind audio.
+final class ClockServer: @unchecked Sendable {
+    private let socket: PosixSocket
+    private let thread = RouteThread()
+    /// The port speakers are told in `hello`.
+    let port: Int
+
+    /// A server on a free port; `start()` begins answering.
+    init() throws(SocketError) {
+        socket = try PosixSocket.boundDatagramSocket()
+        socket.setTimeouts(seconds: 0.25)
+        port = socket.localPort
+    }
+
+    /// Answers requests until `stop()`.
+    func start() {
+        let socket = socket
+        thread.start(name: "longform.route.speaker.clock") { thread in
+            while !thread.shouldStop {
+                guard let (bytes, sender, length) = socket.receiveDatagram() else { continue }
+                let received = HostClock.now()
+                // Anything that is not a request is dropped without an answer.
+                guard let request = ClockExchange.decodeRequest(bytes) else { continue }
+                let reply = ClockExchange.Reply(sequence: request.sequence, t1: request.t1, t2: received, t3: HostClock.now())
+                socket.sendDatagram(ClockExchange.encode(reply), to: sender, length: length)
+            }
+        }
+    }
+
+    /// Stops answering and waits for the thread.
+    func stop() {
+        thread.stop(waiting: true)
+    }
+}

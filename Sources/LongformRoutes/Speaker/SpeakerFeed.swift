@@ -1,0 +1,249 @@
+import Foundation
+import LongformCore
+import LongformSpeakerProtocol
+
+/// What a speaker route's links send from, under one lock: the audio rendered and not yet heard,
+/// the current anchor, volume and metadata, and per speaker what is still to go (its outbox).
+/// The route's thread writes; each link's thread takes its next piece of work. Keeping one
+/// history with a cursor per speaker, rather than a queue per speaker, is what lets a speaker that
+/// was away be sent exactly what it is missing.
+final class SpeakerFeed: @unchecked Sendable {
+    /// One speaker's side.
+    struct Outbox {
+        /// Whether its connection is up (hello answered).
+        var isConnected = false
+        /// Messages to send before more audio, in order.
+        var control: [SpeakerMessage] = []
+        /// The next frame of audio to send it.
+        var cursor: Int64 = 0
+        /// The earliest flush it missed while away.
+        var flushWhileAway: Int64?
+        /// Answers to flushes, by request id: whether accepted, and the first frame it had not played.
+        var answers: [UInt32: (isAccepted: Bool, firstUnplayedFrame: Int64)] = [:]
+        /// Its last status and the host time it came.
+        var status: (report: SpeakerStatus, receivedAt: UInt64)?
+        /// Frames its buffer holds (from `welcome`).
+        var capacityFrames: Int64?
+        /// Its own volume.
+        var volume: Float = 1
+    }
+
+    /// What a link is to do next.
+    enum Work {
+        /// Send these messages.
+        case messages([SpeakerMessage])
+        /// Nothing now: the wait ran out.
+        case idle
+    }
+
+    /// The stream's format on the wire.
+    let format: AudioStreamFormat
+    private let condition = NSCondition()
+    private var history: SentAudio // guarded by `condition`, as everything below
+    private var outboxes: [Outbox]
+    private var anchor: RateAnchor?
+    /// While a flush waits for its answers, no audio from this frame on goes out.
+    private var heldFrom: Int64?
+    private var groupVolume: Float = 1
+    private var metadata: (title: String, artist: String, album: String)?
+    private var nextRequestID: UInt32 = 1
+    /// Audio messages carry at most this many frames (about 93 ms at 44.1 kHz).
+    static let framesPerMessage = 4_096
+
+    /// A feed for `speakerCount` speakers of a stream in `format`.
+    init(speakerCount: Int, format: AudioStreamFormat) {
+        self.format = format
+        history = SentAudio(channelCount: Int(format.channelCount), sampleRate: Int(format.sampleRate))
+        outboxes = Array(repeating: Outbox(), count: speakerCount)
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        condition.lock()
+        defer { condition.broadcast(); condition.unlock() }
+        return body()
+    }
+
+    // MARK: - The route's side
+
+    /// Adds rendered audio at `frame`.
+    func append(_ frames: UnsafeBufferPointer<Float>, at frame: Int64) {
+        locked { history.append(frames, at: frame) }
+    }
+
+    /// Forgets audio heard before `frame`.
+    func discardHeard(before frame: Int64) {
+        locked { history.discard(before: frame) }
+    }
+
+    /// Sends `newAnchor` to every speaker, and to those that connect later.
+    func announce(_ newAnchor: RateAnchor) {
+        locked {
+            anchor = newAnchor
+            for index in outboxes.indices where outboxes[index].isConnected { outboxes[index].control.append(.anchor(newAnchor)) }
+        }
+    }
+
+    /// Sends a flush from `frame` to every connected speaker and holds audio from there back until
+    /// `endFlush`. Returns the request id and the speakers asked.
+    func beginFlush(from frame: Int64) -> (requestID: UInt32, asked: [Int]) {
+        locked {
+            let id = nextRequestID
+            nextRequestID &+= 1
+            heldFrom = frame
+            var asked: [Int] = []
+            for index in outboxes.indices {
+                if outboxes[index].isConnected {
+                    outboxes[index].control.append(.flush(requestID: id, fromFrame: frame))
+                    outboxes[index].cursor = min(outboxes[index].cursor, frame)
+                    asked.append(index)
+                } else {
+                    outboxes[index].flushWhileAway = min(outboxes[index].flushWhileAway ?? frame, frame)
+                }
+            }
+            return (id, asked)
+        }
+    }
+
+    /// Waits up to `timeout` seconds for the answers of `asked` to flush `requestID`; returns the
+    /// first frame each refusing speaker would accept (empty: all accepted, or gone).
+    func refusals(of requestID: UInt32, asked: [Int], timeout: Double) -> [Int64] {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while asked.contains(where: { outboxes[$0].isConnected && outboxes[$0].answers[requestID] == nil }) {
+            guard condition.wait(until: deadline) else { break }
+        }
+        var refused: [Int64] = []
+        for index in asked {
+            if let answer = outboxes[index].answers.removeValue(forKey: requestID), !answer.isAccepted { refused.append(answer.firstUnplayedFrame) }
+        }
+        return refused
+    }
+
+    /// Ends a flush: audio from `frame` on is dropped, and audio flows again. Speakers that
+    /// accepted an earlier frame get the audio in between again.
+    func endFlush(truncatingFrom frame: Int64) {
+        locked {
+            history.truncate(from: frame)
+            heldFrom = nil
+        }
+    }
+
+    /// Sets the volume of speaker `index`, or of the group when nil.
+    func setVolume(_ volume: Float, ofSpeaker index: Int?) {
+        locked {
+            if let index, outboxes.indices.contains(index) { outboxes[index].volume = volume } else { groupVolume = volume }
+            for index in outboxes.indices where outboxes[index].isConnected {
+                outboxes[index].control.append(.volume(speaker: outboxes[index].volume, group: groupVolume))
+            }
+        }
+    }
+
+    /// Sends what plays now to every speaker, and to those that connect later.
+    func setMetadata(title: String, artist: String, album: String) {
+        locked {
+            metadata = (title, artist, album)
+            for index in outboxes.indices where outboxes[index].isConnected {
+                outboxes[index].control.append(.metadata(title: title, artist: artist, album: album))
+            }
+        }
+    }
+
+    /// The smallest buffer among the speakers connected (nil: none yet).
+    var smallestCapacityFrames: Int64? {
+        locked { outboxes.compactMap { $0.isConnected ? $0.capacityFrames : nil }.min() }
+    }
+
+    /// How many speakers are connected and said in their last status that their clock is good.
+    var synchronizedSpeakerCount: Int {
+        locked { outboxes.filter { $0.isConnected && $0.status?.report.isSynchronized == true }.count }
+    }
+
+    /// The latest statuses of the connected speakers that play, with the host time each came.
+    var playingStatuses: [(report: SpeakerStatus, receivedAt: UInt64)] {
+        locked { outboxes.compactMap { $0.isConnected ? $0.status : nil }.filter { $0.report.isPlaying } }
+    }
+
+    // MARK: - A link's side
+
+    /// Speaker `index` said welcome: returns what it must be sent first (the format, a flush it
+    /// missed, the anchor, volume and metadata) and starts its audio at the end of its buffer, or,
+    /// when it holds nothing of this session, at `startFrame` (the frame heard now plus the lead).
+    func linkDidConnect(_ index: Int, bufferEndFrame: Int64, capacityFrames: UInt64, startFrame: Int64) -> [SpeakerMessage] {
+        locked {
+            var outbox = outboxes[index]
+            outbox.isConnected = true
+            outbox.capacityFrames = Int64(capacityFrames)
+            outbox.answers = [:]
+            outbox.status = nil
+            var messages: [SpeakerMessage] = [.format(format)]
+            var cursor = bufferEndFrame >= 0 ? max(bufferEndFrame, startFrame) : startFrame
+            if let missed = outbox.flushWhileAway, bufferEndFrame > missed {
+                // Audio it holds from before a flush it missed must go; whatever it answers, it is sent again from there.
+                messages.append(.flush(requestID: 0, fromFrame: missed))
+                cursor = min(cursor, missed)
+            }
+            outbox.flushWhileAway = nil
+            outbox.cursor = min(max(cursor, history.startFrame), max(history.endFrame, startFrame))
+            if let anchor { messages.append(.anchor(anchor)) }
+            messages.append(.volume(speaker: outbox.volume, group: groupVolume))
+            if let metadata { messages.append(.metadata(title: metadata.title, artist: metadata.artist, album: metadata.album)) }
+            outbox.control = []
+            outboxes[index] = outbox
+            return messages
+        }
+    }
+
+    /// Speaker `index`'s connection is gone.
+    func linkDidDisconnect(_ index: Int) {
+        locked {
+            outboxes[index].isConnected = false
+            outboxes[index].control = []
+        }
+    }
+
+    /// Speaker `index` answered flush `requestID`.
+    func record(answer isAccepted: Bool, firstUnplayedFrame: Int64, ofRequest requestID: UInt32, from index: Int) {
+        locked { outboxes[index].answers[requestID] = (isAccepted, firstUnplayedFrame) }
+    }
+
+    /// Speaker `index` reported its status.
+    func record(status: SpeakerStatus, from index: Int) {
+        locked { outboxes[index].status = (status, HostClock.now()) }
+    }
+
+    /// The next thing link `index` should send, waiting up to `timeout` seconds for one: its
+    /// control messages, else the next piece of audio.
+    func nextWork(for index: Int, timeout: Double) -> Work {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            let outbox = outboxes[index]
+            if !outbox.control.isEmpty {
+                outboxes[index].control = []
+                return .messages(outbox.control)
+            }
+            let end = min(history.endFrame, heldFrom ?? .max)
+            if outbox.isConnected, outbox.cursor < end {
+                let first = max(outbox.cursor, history.startFrame)
+                let samples = history.frames(from: first, count: Self.framesPerMessage)
+                let count = samples.count / Int(format.channelCount)
+                outboxes[index].cursor = first + Int64(count)
+                return .messages([.audio(firstFrame: first, frameCount: UInt32(count), samples: Self.encode(samples))])
+            }
+            guard condition.wait(until: deadline) else { return .idle }
+        }
+    }
+
+    /// Float32 samples as the wire's little-endian bytes.
+    private static func encode(_ samples: ArraySlice<Float>) -> [UInt8] {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(samples.count * 4)
+        for sample in samples {
+            let bits = sample.bitPattern.littleEndian
+            withUnsafeBytes(of: bits) { bytes.append(contentsOf: $0) }
+        }
+        return bytes
+    }
+}

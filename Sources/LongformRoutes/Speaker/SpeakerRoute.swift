@@ -1,0 +1,244 @@
+import Foundation
+import Logging
+import LongformCore
+import LongformRendering
+import LongformSpeakerProtocol
+
+/// Network speakers (`longform speaker`) as one route: `speaker:HOST:PORT[,HOST:PORT…]`. The
+/// renderer and synchronizer drive it exactly as they drive a local device; what it does with that
+/// is the Longform speaker protocol (docs/speaker-protocol.md):
+///
+/// - Route frame `f` is media frame `f` on the wire, and the route's clock is the network clock:
+///   frame 0 is heard at the host time the route starts at, and every frame after it at the
+///   nominal rate. The speakers play each frame at that time (each corrects its own latency and
+///   drift), so the route needs no device feedback.
+/// - Audio is rendered and sent as far ahead as the look-ahead (3 minutes) and the smallest
+///   speaker buffer allow, as fast as TCP takes it.
+/// - The timeline's rate reaches the speakers as anchors "rate R, frame F at network time N": a
+///   pause is `rate 0` at its frame, and the paused span is not rendered; playing again is `rate 1`
+///   at the frame it starts.
+/// - A rewind (a seek, an edit, a pause that takes back audio already sent) is a flush from that
+///   frame to every speaker. A speaker that may have played part of it refuses, naming the first
+///   frame it accepts; the route then resumes there for all of them (the others are sent again
+///   what lies in between) and tells the renderer (`routeDidResume`). Its rewind margin, the lead,
+///   grows to what the speakers need, so that refusals stay rare.
+/// - Each speaker has its own connection that reconnects by itself; one that was away is sent
+///   what it is missing from where its buffer ends. The route answers the speakers' clock requests
+///   on a UDP port of its own.
+public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Sendable {
+    public let name: String
+    public let format: AudioFormat
+    public let pacing = RoutePacing.realTime
+    public let preferredLookAhead: Double
+    public let clock: RouteClock
+    /// The speakers.
+    public let endpoints: [SpeakerEndpoint]
+    /// The name the speakers are told.
+    public let senderName: String
+
+    /// The least time ahead at which a change reaches the speakers (seconds).
+    public static let minimumLead = 0.1
+    /// How long a start waits for the speakers to connect and synchronise their clocks (seconds).
+    public static let startTimeout = 3.0
+
+    private let thread = RestartableRouteThread()
+    private let rewinds = RewindSignal()
+    private let running = LockedValue<Running?>(nil)
+    private let logger = Logger(label: LogLabel.speakerRoute)
+
+    private struct Running: Sendable {
+        var feed: SpeakerFeed
+        var links: [SpeakerLink]
+        var clockServer: ClockServer
+    }
+
+    /// A route to `endpoints` at `sampleRate` with `channelCount` channels (sent as Float32: lossless).
+    public init(endpoints: [SpeakerEndpoint], sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 180,
+                senderName: String = ProcessInfo.processInfo.hostName) {
+        self.endpoints = endpoints
+        self.senderName = senderName
+        name = "speaker:" + endpoints.map(\.description).joined(separator: ",")
+        format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
+        preferredLookAhead = lookAhead
+        clock = RouteClock(sampleRate: sampleRate, rewindMarginFrames: Int64(Self.minimumLead * Double(sampleRate)))
+    }
+
+    public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
+        stopConnections()
+        let clockServer: ClockServer
+        do { clockServer = try ClockServer() } catch { throw RouteError(route: name, reason: "no port for the clock: \(error)") }
+        clockServer.start()
+        let feed = SpeakerFeed(speakerCount: endpoints.count,
+                               format: AudioStreamFormat(sampleRate: UInt32(format.sampleRate), channelCount: UInt8(format.channelCount), encoding: .float32))
+        // A new session each start: the speakers empty what an earlier one left.
+        let hello = SpeakerMessage.hello(sessionID: (0..<16).map { _ in UInt8.random(in: 0...255) }, senderName: senderName, timingPort: UInt16(clockServer.port))
+        let clock = clock
+        let links = endpoints.enumerated().map { index, endpoint in
+            // A speaker that holds nothing starts at the first frame, or, once the route plays, just
+            // ahead of the frame heard.
+            SpeakerLink(endpoint: endpoint, index: index, feed: feed, hello: hello) {
+                clock.isRunning ? clock.currentFrame() + (clock.rewindMarginFrames ?? 0) : 0
+            }
+        }
+        running.value = Running(feed: feed, links: links, clockServer: clockServer)
+        for link in links { link.start() }
+        thread.start(name: "longform.route.speaker", clock: clock) { [self] thread in
+            pump(thread: thread, source: source, feed: feed)
+        }
+    }
+
+    /// Renders again from `frame`; see `RewindableRoute`.
+    public func rewind(toFrame frame: Int64) { rewinds.post(frame: frame) }
+
+    /// Stops sending and closes the connections; the speakers play on what they hold until their
+    /// sender is gone for good (see the protocol).
+    public func stop(waiting: Bool = true) {
+        thread.stop(waiting: false)
+        rewinds.interrupt()
+        guard waiting else {
+            DispatchQueue.global().async { [self] in
+                thread.stop(waiting: true)
+                stopConnections()
+            }
+            return
+        }
+        thread.stop(waiting: true)
+        stopConnections()
+    }
+
+    /// Sets one speaker's volume (`index` in `endpoints`), or the group's when `index` is nil; 0 to 1.
+    public func setVolume(_ volume: Float, ofSpeaker index: Int? = nil) {
+        running.value?.feed.setVolume(min(max(volume, 0), 1), ofSpeaker: index)
+    }
+
+    public func nowPlayingDidChange(title: String, artist: String, album: String) {
+        running.value?.feed.setMetadata(title: title, artist: artist, album: album)
+    }
+
+    private func stopConnections() {
+        guard let previous = running.withLock({ running -> Running? in defer { running = nil }; return running }) else { return }
+        for link in previous.links { link.stop() }
+        previous.clockServer.stop()
+    }
+
+    // MARK: - The route's thread
+
+    private func pump(thread: RouteThread, source: any RouteRenderSource, feed: SpeakerFeed) {
+        let channels = format.channelCount
+        let sampleRate = Int64(format.sampleRate)
+        var buffer = [Float](repeating: 0, count: SpeakerFeed.framesPerMessage * channels)
+        var position: Int64 = 0 // the next frame to render
+        var announcedRate: Double?
+        var pendingRewind: Int64?
+        rewinds.reset()
+        waitForSpeakers(thread: thread, feed: feed)
+        clock.update(frame: 0, heardAtHostTime: HostClock.now() + UInt64(leadFrames(feed) * 1_000_000_000 / sampleRate))
+
+        func idle() {
+            if let target = rewinds.wait(untilNanoseconds: HostClock.now() + 10_000_000) { pendingRewind = min(pendingRewind ?? target, target) }
+        }
+
+        while !thread.shouldStop {
+            let lead = leadFrames(feed)
+            clock.setRewindMarginFrames(lead)
+            if let taken = rewinds.take() { pendingRewind = min(pendingRewind ?? taken, taken) }
+            if let target = pendingRewind {
+                pendingRewind = nil
+                if target < position {
+                    position = flush(from: target, renderedUpTo: position, source: source, feed: feed)
+                    announcedRate = nil // the anchor goes again, from the new frame
+                }
+            }
+            let (timelineRate, nextChange) = source.timelineRate(atRouteFrame: position)
+            let rate: Double = timelineRate == 0 ? 0 : 1 // the renderer plays other rates at 1
+            if rate != announcedRate {
+                feed.announce(RateAnchor(rate: rate, mediaFrame: position, networkTime: clock.hostTime(ofFrame: position)))
+                announcedRate = rate
+            }
+            if rate == 0 {
+                // Paused: nothing is rendered; the speakers hold the anchor's frame until the rate changes.
+                if let nextChange, nextChange > position {
+                    position = nextChange
+                    clock.noteFramesRendered(position)
+                } else {
+                    idle()
+                }
+                continue
+            }
+            let heard = clock.currentFrame()
+            feed.discardHeard(before: heard - sampleRate)
+            guard position < heard + aheadLimitFrames(feed) else { idle(); continue }
+            var count = SpeakerFeed.framesPerMessage
+            if let nextChange, nextChange > position { count = min(count, Int(nextChange - position)) }
+            let queued = source.queuedFrameCount(fromRouteFrame: position) ?? 0
+            if queued > 0 {
+                count = min(count, Int(queued))
+            } else if position > heard + lead {
+                // Nothing queued (yet: a seek's audio comes a few milliseconds after its flush):
+                // wait, while a change can still reach the speakers in time.
+                idle()
+                continue
+            } else {
+                // Too late to wait: the frames go as silence (an underrun), so that the speakers stay in step.
+                count = min(count, Int(heard + lead + Int64(SpeakerFeed.framesPerMessage) - position))
+            }
+            buffer.withUnsafeMutableBufferPointer { pointer in
+                let slice = UnsafeMutableBufferPointer(rebasing: pointer[0..<(count * channels)])
+                _ = source.render(into: slice, frameCount: count, atRouteFrame: position)
+                feed.append(UnsafeBufferPointer(slice), at: position)
+            }
+            position += Int64(count)
+            clock.noteFramesRendered(position)
+        }
+    }
+
+    /// Waits until every speaker is connected with a good clock, or `startTimeout` passes, so that
+    /// a start is heard from its first frame everywhere.
+    private func waitForSpeakers(thread: RouteThread, feed: SpeakerFeed) {
+        let deadline = HostClock.now() + UInt64(Self.startTimeout * 1e9)
+        while !thread.shouldStop && feed.synchronizedSpeakerCount < endpoints.count && HostClock.now() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let ready = feed.synchronizedSpeakerCount
+        if ready < endpoints.count { logger.warning("\(name): starting with \(ready) of \(endpoints.count) speakers ready; the others join when they are") }
+    }
+
+    /// Flushes the speakers from `target` (or the frame heard now, if later); returns the frame
+    /// the route renders again from: `target`, or a later one some speaker insisted on.
+    private func flush(from target: Int64, renderedUpTo position: Int64, source: any RouteRenderSource, feed: SpeakerFeed) -> Int64 {
+        let from = max(target, clock.currentFrame())
+        let (requestID, asked) = feed.beginFlush(from: from)
+        // The answers are awaited only while the speakers still have audio before `from`.
+        let secondsLeft = Double(Int64(bitPattern: clock.hostTime(ofFrame: from) &- HostClock.now())) / 1e9
+        let refusals = feed.refusals(of: requestID, asked: asked, timeout: max(0.02, secondsLeft - 0.03))
+        let resumed = min(max(from, refusals.max() ?? from), position)
+        feed.endFlush(truncatingFrom: resumed)
+        if resumed > from { logger.info("\(name): a speaker refused a flush from frame \(from); resuming at \(resumed)") }
+        if resumed > target { source.routeDidResume(atFrame: resumed, afterRewindTo: target) }
+        return resumed
+    }
+
+    /// The lead: how far ahead of the frame heard a change can still reach every speaker. At least
+    /// `minimumLead`; more when a speaker hands audio to its output further ahead (its flush margin
+    /// of 50 ms and 30 ms for the answer on top), at most 2 s.
+    private func leadFrames(_ feed: SpeakerFeed) -> Int64 {
+        let sampleRate = Int64(format.sampleRate)
+        var ahead: Int64 = 0
+        for status in feed.playingStatuses where status.report.nextFrame >= 0 {
+            ahead = max(ahead, status.report.nextFrame - clock.frame(atHostTime: status.receivedAt))
+        }
+        let needed = ahead + sampleRate * 80 / 1000
+        return min(max(Int64(Self.minimumLead * Double(sampleRate)), needed), 2 * sampleRate)
+    }
+
+    /// How far ahead of the frame heard audio is sent: the look-ahead, within what the smallest
+    /// speaker buffer takes (a speaker stops reading when it has less room than its largest
+    /// message, about 12 s, or half its buffer; a second more for safety).
+    private func aheadLimitFrames(_ feed: SpeakerFeed) -> Int64 {
+        let sampleRate = Int64(format.sampleRate)
+        let lookAhead = Int64(preferredLookAhead * Double(sampleRate))
+        guard let capacity = feed.smallestCapacityFrames else { return lookAhead }
+        let largestMessage = Int64(SpeakerFrame.maximumPayloadLength / max(feed.format.bytesPerFrame, 1))
+        return max(sampleRate, min(lookAhead, capacity - min(largestMessage, capacity / 2) - sampleRate))
+    }
+}

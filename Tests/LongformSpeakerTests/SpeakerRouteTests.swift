@@ -1,0 +1,103 @@
+import Foundation
+import LongformTestSupport
+import Testing
+
+/// The engine's `speaker:` route, end to end: a sender process (`longform play`, `longform serve`)
+/// and speaker processes on loopback, checked by what each speaker wrote to its WAV route.
+@Suite(.serialized) struct SpeakerRouteTests {
+    @Test func playToAGroupOfTwoSpeakersPlaysEveryFrameOnEach() throws {
+        let ramp = try RampAudio.file(named: "route-ramp-5s", seconds: 5)
+        let speakers = try ["kitchen", "hall"].map { try SpeakerProcess(name: $0) }
+        defer { speakers.forEach { $0.stop() } }
+        let state = TestAudio.path("route-state-\(UUID().uuidString.prefix(8))")
+        let play = try ExternalTool.run(ExternalTool.longformExecutable,
+                                        ["play", "--route", "speaker:" + speakers.map { $0.endpoint() }.joined(separator: ","), "--state", state, ramp])
+        #expect(play.status == 0, "\(play.output)\(play.errorOutput)")
+        Thread.sleep(forTimeInterval: 0.5)
+        for speaker in speakers {
+            speaker.stop()
+            #expect(speaker.output.contains("now playing route-ramp-5s.wav"), "\(speaker.output)")
+            // One piece, frame 1 to the last (frame 0 is 0, not told from the silence before it).
+            let played = try RampAudio.played(wav: speaker.outputPath)
+            let piece = try #require(played.pieces.first, "\(speaker.outputPath): nothing played")
+            #expect(played.pieces.count == 1 && piece.isContinuous(tolerance: 2), "\(speaker.outputPath): \(played)")
+            #expect(abs(piece.count - (5 * 44_100 - 1)) <= 45 && piece.values.first == 1, "\(speaker.outputPath): \(played)")
+        }
+    }
+
+    @Test func pauseResumeAndSeekReachTheSpeakerWithNothingLostOrRepeated() throws {
+        let music = TestAudio.path("route-music-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try RampAudio.file(named: "route-ramp-8s", seconds: 8), toPath: music + "/ramp.wav")
+        let speaker = try SpeakerProcess(name: "den")
+        defer { speaker.stop() }
+        let server = try ServeProcess(state: TestAudio.path("route-serve-\(UUID().uuidString.prefix(8))"), music: music,
+                                      route: "speaker:" + speaker.endpoint())
+        defer { server.kill() }
+        let client = HTTPTestClient(port: server.port, token: server.token)
+        func state() throws -> [String: Any] { try client.get("/api/state").json }
+        func waitFor(_ condition: ([String: Any]) -> Bool) throws {
+            let deadline = Date().addingTimeInterval(10)
+            while try !condition(state()) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        func offset(_ state: [String: Any]) -> Double { (state["offset"] as? NSNumber)?.doubleValue ?? -1 }
+
+        #expect(try client.post("/api/playlist/items", json: #"{"items": [{"path": "ramp.wav"}]}"#).status == 201)
+        #expect(try client.post("/api/transport/play").status == 204)
+        try waitFor { offset($0) > 1.5 }
+        #expect(try client.post("/api/transport/pause").status == 204)
+        Thread.sleep(forTimeInterval: 1)
+        let pausedAt = offset(try state())
+        #expect(try client.post("/api/transport/play").status == 204)
+        try waitFor { offset($0) > pausedAt + 1.5 }
+        // A seek back to where the ramp was at 0.5 s: the speaker plays from there, at once.
+        #expect(try client.post("/api/transport/seek", json: #"{"offset": 0.5}"#).status == 204)
+        try waitFor { $0["playbackState"] as? String == "stopped" }
+        Thread.sleep(forTimeInterval: 0.5)
+        speaker.stop()
+
+        let played = try RampAudio.played(wav: speaker.outputPath)
+        // Three pieces: to the pause, from the pause to the seek, from the seek (a jump back to
+        // frame 22,050) to the end. The pause is a silence of a second, the seek one of a few
+        // milliseconds (the player pauses while it decodes the new place).
+        #expect(played.pieces.count == 3 && played.pieces.allSatisfy { $0.isContinuous(tolerance: 2) }, "\(played)")
+        guard played.pieces.count == 3 else { return }
+        #expect((40_000...60_000).contains(played.silenceLengths[0]) && played.silenceLengths[1] < 4_410, "\(played)")
+        let (beforePause, afterPause, afterSeek) = (played.pieces[0], played.pieces[1], played.pieces[2])
+        #expect(RampAudio.distance(from: beforePause.last, to: afterPause.first, frames: 2 * RampAudio.ringingFrames + 1) <= 2,
+                "the pause lost or repeated audio: \(played)")
+        #expect(RampAudio.distance(from: Int32(RampAudio.value(ofFrame: 22_050)), to: afterSeek.first, frames: RampAudio.ringingFrames) <= 2, "\(played)")
+        #expect(abs(afterSeek.count - (8 * 44_100 - 22_050)) <= 45, "after the seek, the ramp plays to its end: \(played)")
+    }
+}
+
+/// The network between sender and speaker cut for a minute while playing: a speaker in a network
+/// namespace of its own, its link taken down. It plays on from its buffer, and once the link is back
+/// the sender reconnects by itself and resumes where the speaker's buffer ends.
+@Suite(.serialized, .enabled(if: NetworkNamespace.isAvailable, "needs root for network namespaces"))
+struct SpeakerOutageTests {
+    @Test func aSixtySecondCutIsPlayedThroughWithoutAGapAndTheSenderResumesWhereTheBufferEnds() throws {
+        let seconds = 85.0
+        let ramp = try RampAudio.file(named: "route-ramp-85s", seconds: seconds)
+        let namespace = try NetworkNamespace()
+        let speaker = try SpeakerProcess(name: "garden", host: namespace.address, wrapper: namespace.wrapper)
+        defer { speaker.stop() }
+        let state = TestAudio.path("route-state-\(UUID().uuidString.prefix(8))")
+        let sender = try LongformProcess(["play", "--route", "speaker:" + speaker.endpoint(host: namespace.address), "--state", state, ramp],
+                                         readyPattern: "connected to garden")
+        Thread.sleep(forTimeInterval: 8)
+        try namespace.cut()
+        Thread.sleep(forTimeInterval: 60)
+        try namespace.restore()
+        sender.process.waitUntilExit()
+        #expect(sender.process.terminationStatus == 0, "\(sender.output)")
+        Thread.sleep(forTimeInterval: 0.5)
+        speaker.stop()
+
+        #expect(sender.output.contains("reconnecting") && sender.output.contains("resuming after frame"), "\(sender.output)")
+        let played = try RampAudio.played(wav: speaker.outputPath)
+        let piece = try #require(played.pieces.first, "nothing played")
+        #expect(played.pieces.count == 1 && piece.isContinuous(tolerance: 2), "a gap, a jump or a repeat: \(played)")
+        #expect(abs(piece.count - (Int(seconds * 44_100) - 1)) <= 90, "\(played)")
+    }
+}

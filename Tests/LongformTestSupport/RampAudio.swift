@@ -1,0 +1,118 @@
+import Foundation
+
+/// A signal that says which frame it is: the left channel rises one step a frame (wrapping every
+/// 16,384 frames) and the right channel is its negative. What a speaker played of it shows every
+/// frame lost, repeated or out of place, also across pauses.
+public enum RampAudio {
+    /// The value of frame `frame` in the left channel.
+    public static func value(ofFrame frame: Int64) -> Int16 { Int16(frame % 16_384) }
+
+    /// Makes (once) a 16-bit stereo WAV of the ramp, `seconds` long at 44.1 kHz; returns its path.
+    public static func file(named name: String, seconds: Double) throws -> String {
+        let path = TestAudio.path(name + ".wav")
+        if FileManager.default.fileExists(atPath: path) { return path }
+        let frames = Int(seconds * 44_100)
+        var data = Data()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        data.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + frames * 4))
+        data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(2))
+        append(UInt32(44_100)); append(UInt32(44_100 * 4)); append(UInt16(4)); append(UInt16(16))
+        data.append(contentsOf: Array("data".utf8)); append(UInt32(frames * 4))
+        data.reserveCapacity(data.count + frames * 4)
+        for frame in 0..<Int64(frames) {
+            append(value(ofFrame: frame))
+            append(-value(ofFrame: frame))
+        }
+        try data.write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// One stretch of the ramp between silences.
+    public struct Piece: CustomStringConvertible {
+        /// The left channel's values.
+        public var values: [Int32]
+        /// The first index where a step is neither 0, 1 nor 2, away from a wrap and from the
+        /// piece's ends (a resampler rings where the audio steps to silence).
+        public var firstBadStep: Int?
+
+        /// Frames in it.
+        public var count: Int { values.count }
+        /// Its first and last values, away from the ringing at its ends.
+        public var first: Int32 { values[min(RampAudio.ringingFrames, values.count - 1)] }
+        /// See `first`.
+        public var last: Int32 { values[max(values.count - 1 - RampAudio.ringingFrames, 0)] }
+
+        /// Whether every frame in it played once, in order: no bad step, and from its first to
+        /// its last value the ramp rose by the frames in between (within `tolerance` frames: a
+        /// speaker correcting drift resamples by up to 1,000 ppm, and its values round either way).
+        public func isContinuous(tolerance: Int) -> Bool {
+            firstBadStep == nil && RampAudio.distance(from: first, to: last, frames: count - 1 - 2 * RampAudio.ringingFrames) <= tolerance
+        }
+
+        public var description: String {
+            "\(count) frames from \(values.first ?? -1) to \(values.last ?? -1)"
+                + (firstBadStep.map { ", a jump at \($0): \(Array(values[max(0, $0 - 3)...min(values.count - 1, $0 + 3)]))" } ?? "")
+        }
+    }
+
+    /// What an output played of the ramp: its pieces between silences (runs of 64 or more zeros).
+    public struct Played: CustomStringConvertible {
+        /// The pieces, in order; leading and trailing silence left out.
+        public var pieces: [Piece]
+        /// The frames of each silence between two pieces.
+        public var silenceLengths: [Int]
+
+        public var description: String { "pieces \(pieces), silences \(silenceLengths)" }
+    }
+
+    /// Frames at either end of a piece where a resampler may ring.
+    public static let ringingFrames = 3
+
+    /// How far the ramp's value `to` is from where it should be `frames` frames after `from`, in frames.
+    public static func distance(from: Int32, to: Int32, frames: Int) -> Int {
+        let expected = (Int(from) + frames) % 16_384
+        let difference = abs(Int(to) - expected) % 16_384
+        return min(difference, 16_384 - difference)
+    }
+
+    /// Reads the ramp out of the left channel of what an output played.
+    public static func played(left: [Int32]) -> Played {
+        var pieces: [[Int32]] = [[]]
+        var silenceLengths: [Int] = []
+        var index = 0
+        while index < left.count {
+            var end = index
+            while end < left.count && left[end] == 0 { end += 1 }
+            if end - index >= 64 {
+                if !pieces[pieces.count - 1].isEmpty && end < left.count {
+                    silenceLengths.append(end - index)
+                    pieces.append([])
+                }
+                index = end
+                continue
+            }
+            end = max(end, index + 1)
+            pieces[pieces.count - 1].append(contentsOf: left[index..<end])
+            index = end
+        }
+        if pieces[pieces.count - 1].isEmpty { pieces.removeLast() }
+        return Played(pieces: pieces.map { Piece(values: $0, firstBadStep: firstBadStep(in: $0)) }, silenceLengths: silenceLengths)
+    }
+
+    private static func firstBadStep(in values: [Int32]) -> Int? {
+        guard values.count > 2 * ringingFrames + 1 else { return nil }
+        for index in (ringingFrames + 1)..<(values.count - ringingFrames) {
+            var step = Int(values[index] - values[index - 1])
+            if step < -8_000 { step += 16_384 } // the ramp wrapped
+            let nearWrap = values[max(0, index - 4)...min(values.count - 1, index + 4)].contains { $0 < 64 || $0 > 16_320 }
+            if !nearWrap && !(0...2).contains(step) { return index }
+        }
+        return nil
+    }
+
+    /// Reads the ramp out of a WAV file an output wrote.
+    public static func played(wav path: String) throws -> Played {
+        let written = try WAVFileReader(path: path).integerSamples
+        return played(left: stride(from: 0, to: written.count, by: 2).map { written[$0] })
+    }
+}

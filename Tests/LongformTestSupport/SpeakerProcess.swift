@@ -1,0 +1,32 @@
+import Foundation
+
+/// A `longform speaker` process on a free loopback port writing what it plays to a WAV file (in
+/// real time), for tests that play to it over the network.
+public final class SpeakerProcess: @unchecked Sendable {
+    /// The running command.
+    public let running: LongformProcess
+    /// The port it listens on.
+    public let port: Int
+    /// The WAV file it writes.
+    public let outputPath: String
+
+    /// Starts `longform speaker --listen HOST:0 --route wav:… --name NAME` plus `extraArguments`.
+    public init(name: String, host: String = "127.0.0.1", extraArguments: [String] = [], wrapper: [String] = []) throws {
+        outputPath = TestAudio.path("speaker-\(name)-\(UUID().uuidString.prefix(8)).wav")
+        let process = try LongformProcess(["speaker", "--listen", "\(host):0", "--route", "wav:" + outputPath, "--name", name] + extraArguments,
+                                          readyPattern: #"listening on \S+:\d+"#, wrapper: wrapper)
+        running = process
+        let portText = process.readyLine.range(of: #":\d+,"#, options: .regularExpression).map { process.readyLine[$0].dropFirst().dropLast() }
+        guard let port = portText.flatMap({ Int($0) }) else { throw ExternalTool.Failure(description: "no port in \(process.readyLine)") }
+        self.port = port
+    }
+
+    /// `HOST:PORT` for a `speaker:` route.
+    public func endpoint(host: String = "127.0.0.1") -> String { "\(host):\(port)" }
+
+    /// What it printed so far.
+    public var output: String { running.output }
+
+    /// Stops it (SIGTERM), so that its WAV file is complete.
+    public func stop() { running.kill() }
+}
