@@ -86,4 +86,50 @@ import Testing
         otherVersion[2] = 2
         #expect(ClockExchange.decodeRequest(otherVersion) == nil)
     }
+
+    @Test func afterAnOutageOldSamplesStayUntilEnoughNewOnesHaveCome() throws {
+        var estimator = NetworkClockEstimator()
+        var local: UInt64 = 1_000_000_000
+        for sequence in 0..<16 {
+            let (reply, t4) = Self.exchange(at: local, offset: 0, up: 50_000, down: 50_000, sequence: UInt32(sequence))
+            estimator.add(reply, receivedAt: t4)
+            local += 1_000_000_000
+        }
+        // Two minutes without a reply, then replies that took 3 ms on the way up (address resolution, queues).
+        local += 120_000_000_000
+        for sequence in 0..<(NetworkClockEstimator.freshSamplesToForget - 1) {
+            let (reply, t4) = Self.exchange(at: local, offset: 0, up: 3_000_000, down: 50_000, sequence: UInt32(100 + sequence))
+            estimator.add(reply, receivedAt: t4)
+            local += 100_000_000
+            #expect(estimator.estimate?.offset == 0, "one slow reply after an outage moved the estimate")
+        }
+        // Enough fresh samples, but far slower than the stale best: the stale estimate holds until
+        // the fresh ones fill the window.
+        for sequence in 0..<(estimator.windowSize - NetworkClockEstimator.freshSamplesToForget) {
+            let (reply, t4) = Self.exchange(at: local, offset: 0, up: 3_000_000, down: 50_000, sequence: UInt32(200 + sequence))
+            estimator.add(reply, receivedAt: t4)
+            local += 100_000_000
+            #expect(estimator.estimate?.offset == 0)
+        }
+        let (reply, t4) = Self.exchange(at: local, offset: 0, up: 3_000_000, down: 50_000, sequence: 999)
+        estimator.add(reply, receivedAt: t4)
+        #expect(estimator.keptSamples.count == estimator.windowSize, "the stale samples are gone")
+        #expect(try #require(estimator.estimate).uncertainty > 1_000_000)
+
+        // Fresh samples as good as the stale ones replace them after eight.
+        var quick = NetworkClockEstimator()
+        local = 1_000_000_000
+        for sequence in 0..<16 {
+            let (reply, t4) = Self.exchange(at: local, offset: 0, up: 50_000, down: 50_000, sequence: UInt32(sequence))
+            quick.add(reply, receivedAt: t4)
+            local += 1_000_000_000
+        }
+        local += 120_000_000_000
+        for sequence in 0..<NetworkClockEstimator.freshSamplesToForget {
+            let (reply, t4) = Self.exchange(at: local, offset: 500_000, up: 60_000, down: 60_000, sequence: UInt32(100 + sequence))
+            quick.add(reply, receivedAt: t4)
+            local += 100_000_000
+        }
+        #expect(quick.keptSamples.count == NetworkClockEstimator.freshSamplesToForget && quick.estimate?.offset == 500_000)
+    }
 }

@@ -21,7 +21,7 @@ import Testing
             let played = try RampAudio.played(wav: speaker.outputPath)
             let piece = try #require(played.pieces.first, "\(speaker.outputPath): nothing played")
             #expect(played.pieces.count == 1 && piece.isContinuous(tolerance: 2), "\(speaker.outputPath): \(played)")
-            #expect(abs(piece.count - (5 * 44_100 - 1)) <= 45 && piece.values.first == 1, "\(speaker.outputPath): \(played)")
+            #expect(abs(piece.count - (5 * 44_100 - 1)) <= 45 + RampAudio.resamplingAllowance(piece.count) && piece.values.first == 1, "\(speaker.outputPath): \(played)")
         }
     }
 
@@ -67,7 +67,7 @@ import Testing
         #expect(RampAudio.distance(from: beforePause.last, to: afterPause.first, frames: 2 * RampAudio.ringingFrames + 1) <= 2,
                 "the pause lost or repeated audio: \(played)")
         #expect(RampAudio.distance(from: Int32(RampAudio.value(ofFrame: 22_050)), to: afterSeek.first, frames: RampAudio.ringingFrames) <= 2, "\(played)")
-        #expect(abs(afterSeek.count - (8 * 44_100 - 22_050)) <= 45, "after the seek, the ramp plays to its end: \(played)")
+        #expect(abs(afterSeek.count - (8 * 44_100 - 22_050)) <= 45 + RampAudio.resamplingAllowance(afterSeek.count), "after the seek, the ramp plays to its end: \(played)")
     }
 }
 
@@ -98,6 +98,58 @@ struct SpeakerOutageTests {
         let played = try RampAudio.played(wav: speaker.outputPath)
         let piece = try #require(played.pieces.first, "nothing played")
         #expect(played.pieces.count == 1 && piece.isContinuous(tolerance: 2), "a gap, a jump or a repeat: \(played)")
-        #expect(abs(piece.count - (Int(seconds * 44_100) - 1)) <= 90, "\(played)")
+        #expect(abs(piece.count - (Int(seconds * 44_100) - 1)) <= 45 + RampAudio.resamplingAllowance(piece.count), "\(played)")
+    }
+}
+
+/// Restarts on either side: a speaker that comes back is fed again in step, and a speaker whose
+/// sender died plays on from its buffer and takes the next sender.
+@Suite(.serialized) struct SpeakerRestartTests {
+    @Test func aRestartedSpeakerIsFedAgainAndPlaysInStepFromWhereTheTimelineIs() throws {
+        let ramp = try RampAudio.file(named: "route-ramp-12s", seconds: 12)
+        let first = try SpeakerProcess(name: "study")
+        let state = TestAudio.path("route-state-\(UUID().uuidString.prefix(8))")
+        let sender = try LongformProcess(["play", "--route", "speaker:" + first.endpoint(), "--state", state, ramp], readyPattern: "connected to study")
+        Thread.sleep(forTimeInterval: 4)
+        first.running.kill(SIGKILL)
+        let second = try SpeakerProcess(name: "study", extraArguments: [], listenPort: first.port)
+        defer { second.stop() }
+        sender.process.waitUntilExit()
+        Thread.sleep(forTimeInterval: 0.5)
+        second.stop()
+
+        #expect(sender.output.contains("; reconnecting"), "\(sender.output)")
+        let played = try RampAudio.played(wav: second.outputPath)
+        let piece = try #require(played.pieces.first, "the restarted speaker played nothing: \(sender.output)")
+        #expect(played.pieces.count == 1 && piece.isContinuous(tolerance: 2), "\(played)")
+        // It joined where the timeline was, not at the start (the first speaker played about four
+        // seconds), within a few seconds of its restart (the sender tries again at least every
+        // second), and played to the end.
+        #expect(piece.count < 10 * 44_100 && piece.count > Int(4.5 * 44_100), "\(played)")
+        #expect(RampAudio.distance(from: piece.last, to: Int32(RampAudio.value(ofFrame: 12 * 44_100 - 1)), frames: RampAudio.ringingFrames) <= 2, "\(played)")
+    }
+
+    @Test func aSpeakerWhoseSenderDiedPlaysOnFromItsBufferAndTakesTheNextSender() throws {
+        let ramp = try RampAudio.file(named: "route-ramp-6s", seconds: 6)
+        let speaker = try SpeakerProcess(name: "porch")
+        defer { speaker.stop() }
+        let state = TestAudio.path("route-state-\(UUID().uuidString.prefix(8))")
+        let arguments = ["play", "--route", "speaker:" + speaker.endpoint(), "--state", state, ramp]
+        let first = try LongformProcess(arguments, readyPattern: "connected to porch")
+        Thread.sleep(forTimeInterval: 2)
+        first.kill(SIGKILL)
+        Thread.sleep(forTimeInterval: 6)
+        let second = try ExternalTool.run(ExternalTool.longformExecutable, arguments)
+        #expect(second.status == 0, "\(second.output)\(second.errorOutput)")
+        Thread.sleep(forTimeInterval: 0.5)
+        speaker.stop()
+
+        // The first sender's ramp whole (from the buffer after its sender died), then the second's.
+        let played = try RampAudio.played(wav: speaker.outputPath)
+        #expect(played.pieces.count == 2 && played.pieces.allSatisfy { $0.isContinuous(tolerance: 2) }, "\(played)")
+        for piece in played.pieces {
+            #expect(abs(piece.count - (6 * 44_100 - 1)) <= 45 + RampAudio.resamplingAllowance(piece.count), "\(played)")
+        }
+        #expect(speaker.output.contains("left; playing on from the buffer"), "\(speaker.output)")
     }
 }

@@ -32,12 +32,16 @@ public final class NetworkNamespace: @unchecked Sendable {
         try Self.ip(["link", "set", inside, "netns", name])
         try Self.ip(["addr", "add", "\(hostAddress)/30", "dev", hostInterface])
         try Self.ip(["link", "set", hostInterface, "up"])
+        // While the link is cut its own route goes: this one then drops what is sent to the
+        // namespace, rather than the default route taking it off the machine.
+        try Self.ip(["route", "add", "blackhole", "10.201.\(number).0/30", "metric", "4000"])
         try Self.ip(["-n", name, "addr", "add", "\(address)/30", "dev", inside])
         try Self.ip(["-n", name, "link", "set", inside, "up"])
         try Self.ip(["-n", name, "link", "set", "lo", "up"])
     }
 
     deinit {
+        _ = try? ExternalTool.run("/usr/sbin/ip", ["route", "del", "blackhole", "\(hostAddress.dropLast(1))0/30"])
         _ = try? ExternalTool.run("/usr/sbin/ip", ["link", "del", hostInterface])
         _ = try? ExternalTool.run("/usr/sbin/ip", ["netns", "del", name])
     }

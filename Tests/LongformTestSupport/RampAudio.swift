@@ -43,10 +43,12 @@ public enum RampAudio {
         public var last: Int32 { values[max(values.count - 1 - RampAudio.ringingFrames, 0)] }
 
         /// Whether every frame in it played once, in order: no bad step, and from its first to
-        /// its last value the ramp rose by the frames in between (within `tolerance` frames: a
-        /// speaker correcting drift resamples by up to 1,000 ppm, and its values round either way).
+        /// its last value the ramp rose by the frames in between, within `tolerance` frames and
+        /// 1,000 ppm of the piece (a speaker correcting its output's drift resamples by up to
+        /// that, and its values round either way).
         public func isContinuous(tolerance: Int) -> Bool {
-            firstBadStep == nil && RampAudio.distance(from: first, to: last, frames: count - 1 - 2 * RampAudio.ringingFrames) <= tolerance
+            firstBadStep == nil
+                && RampAudio.distance(from: first, to: last, frames: count - 1 - 2 * RampAudio.ringingFrames) <= tolerance + RampAudio.resamplingAllowance(count)
         }
 
         public var description: String {
@@ -64,6 +66,10 @@ public enum RampAudio {
 
         public var description: String { "pieces \(pieces), silences \(silenceLengths)" }
     }
+
+    /// How far `frames` frames played may be from as many frames of the source: 1,000 ppm, the
+    /// most a speaker resamples by to follow the network clock.
+    public static func resamplingAllowance(_ frames: Int) -> Int { frames / 1_000 + 1 }
 
     /// Frames at either end of a piece where a resampler may ring.
     public static let ringingFrames = 3

@@ -10,10 +10,11 @@ public final class SpeakerProcess: @unchecked Sendable {
     /// The WAV file it writes.
     public let outputPath: String
 
-    /// Starts `longform speaker --listen HOST:0 --route wav:… --name NAME` plus `extraArguments`.
-    public init(name: String, host: String = "127.0.0.1", extraArguments: [String] = [], wrapper: [String] = []) throws {
+    /// Starts `longform speaker --listen HOST:PORT --route wav:… --name NAME` plus `extraArguments`
+    /// (port 0: a free one).
+    public init(name: String, host: String = "127.0.0.1", extraArguments: [String] = [], listenPort: Int = 0, wrapper: [String] = []) throws {
         outputPath = TestAudio.path("speaker-\(name)-\(UUID().uuidString.prefix(8)).wav")
-        let process = try LongformProcess(["speaker", "--listen", "\(host):0", "--route", "wav:" + outputPath, "--name", name] + extraArguments,
+        let process = try LongformProcess(["speaker", "--listen", "\(host):\(listenPort)", "--route", "wav:" + outputPath, "--name", name] + extraArguments,
                                           readyPattern: #"listening on \S+:\d+"#, wrapper: wrapper)
         running = process
         let portText = process.readyLine.range(of: #":\d+,"#, options: .regularExpression).map { process.readyLine[$0].dropFirst().dropLast() }

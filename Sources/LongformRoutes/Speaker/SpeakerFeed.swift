@@ -16,6 +16,9 @@ final class SpeakerFeed: @unchecked Sendable {
         var control: [SpeakerMessage] = []
         /// The next frame of audio to send it.
         var cursor: Int64 = 0
+        /// Where its buffer ended when it last said (welcome, status): audio between here and
+        /// the cursor is in flight.
+        var acknowledgedEnd: Int64 = 0
         /// The earliest flush it missed while away.
         var flushWhileAway: Int64?
         /// Answers to flushes, by request id: whether accepted, and the first frame it had not played.
@@ -49,6 +52,10 @@ final class SpeakerFeed: @unchecked Sendable {
     private var nextRequestID: UInt32 = 1
     /// Audio messages carry at most this many frames (about 93 ms at 44.1 kHz).
     static let framesPerMessage = 4_096
+    /// At most this much audio is in flight to a speaker (seconds): sent, and not yet said to be in
+    /// its buffer. A speaker reports every quarter second of audio it receives, so this bounds
+    /// the wait of a flush or an anchor behind audio, not the rate of the fill.
+    static let inFlightSeconds = 1.0
 
     /// A feed for `speakerCount` speakers of a stream in `format`.
     init(speakerCount: Int, format: AudioStreamFormat) {
@@ -185,6 +192,7 @@ final class SpeakerFeed: @unchecked Sendable {
             }
             outbox.flushWhileAway = nil
             outbox.cursor = min(max(cursor, history.startFrame), max(history.endFrame, startFrame))
+            outbox.acknowledgedEnd = outbox.cursor
             if let anchor { messages.append(.anchor(anchor)) }
             messages.append(.volume(speaker: outbox.volume, group: groupVolume))
             if let metadata { messages.append(.metadata(title: metadata.title, artist: metadata.artist, album: metadata.album)) }
@@ -209,7 +217,10 @@ final class SpeakerFeed: @unchecked Sendable {
 
     /// Speaker `index` reported its status.
     func record(status: SpeakerStatus, from index: Int) {
-        locked { outboxes[index].status = (status, HostClock.now()) }
+        locked {
+            outboxes[index].status = (status, HostClock.now())
+            if status.bufferEndFrame >= 0 { outboxes[index].acknowledgedEnd = status.bufferEndFrame }
+        }
     }
 
     /// The next thing link `index` should send, waiting up to `timeout` seconds for one: its
@@ -225,7 +236,8 @@ final class SpeakerFeed: @unchecked Sendable {
                 return .messages(outbox.control)
             }
             let end = min(history.endFrame, heldFrom ?? .max)
-            if outbox.isConnected, outbox.cursor < end {
+            let inFlightLimit = Int64(Self.inFlightSeconds * Double(format.sampleRate))
+            if outbox.isConnected, outbox.cursor < end, outbox.cursor - outbox.acknowledgedEnd < inFlightLimit {
                 let first = max(outbox.cursor, history.startFrame)
                 let samples = history.frames(from: first, count: Self.framesPerMessage)
                 let count = samples.count / Int(format.channelCount)

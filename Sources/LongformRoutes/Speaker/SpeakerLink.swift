@@ -38,21 +38,21 @@ final class SpeakerLink: @unchecked Sendable {
     /// Starts connecting and sending.
     func start() {
         thread.start(name: "longform.route.speaker.\(index)") { [self] thread in
-            var backoff = 0.25
+            var backoff = 0.1
             var failures = 0
             while !thread.shouldStop {
                 do {
                     let wasWelcomed = try runConnection(thread)
-                    if wasWelcomed { backoff = 0.25; failures = 0 }
+                    if wasWelcomed { backoff = 0.1; failures = 0 }
                 } catch {
                     failures += 1
-                    // The first failure and then one a minute, not one per attempt.
-                    if failures == 1 || failures % 30 == 0 { logger.warning("speaker \(endpoint): \(error); trying again") }
+                    // The first failure and then one a minute or so, not one per attempt.
+                    if failures == 1 || failures % 60 == 0 { logger.warning("speaker \(endpoint): \(error); trying again") }
                 }
                 feed.linkDidDisconnect(index)
                 let until = Date(timeIntervalSinceNow: backoff)
                 while !thread.shouldStop && Date() < until { Thread.sleep(forTimeInterval: 0.05) }
-                backoff = min(backoff * 2, 2)
+                backoff = min(backoff * 2, 1)
             }
         }
     }
@@ -130,16 +130,32 @@ final class SpeakerLink: @unchecked Sendable {
         }
 
         var lastSent = HostClock.now()
+        // The fill: audio sent until the link first has nothing more to send, against real time.
+        let connectedAt = lastSent
+        var framesSent: Int64 = 0
+        var isFillReported = false
         let send: ([SpeakerMessage]) throws -> Void = { messages in
-            for message in messages { try socket.sendAll(message.encoded(), while: isAlive) }
+            for message in messages {
+                try socket.sendAll(message.encoded(), while: isAlive)
+                if case .audio(_, let count, _) = message { framesSent += Int64(count) }
+            }
             lastSent = HostClock.now()
+        }
+        let sampleRate = Double(feed.format.sampleRate)
+        func reportFill() {
+            guard !isFillReported, Double(framesSent) >= 10 * sampleRate else { return }
+            isFillReported = true
+            let seconds = Double(framesSent) / sampleRate, elapsed = Double(HostClock.now() - connectedAt) / 1e9
+            logger.info("speaker \(endpoint): filled \(String(format: "%.1f", seconds)) s of audio in \(String(format: "%.2f", elapsed)) s (\(Int(seconds / elapsed))× real time)")
         }
         do {
             try send(initial)
             while isAlive() && closeReason.withLock({ $0 }) == nil {
                 switch feed.nextWork(for: index, timeout: 0.25) {
                 case .messages(let messages): try send(messages)
-                case .idle: if HostClock.now() - lastSent >= Self.keepAliveInterval { try send([.keepAlive]) }
+                case .idle:
+                    reportFill()
+                    if HostClock.now() - lastSent >= Self.keepAliveInterval { try send([.keepAlive]) }
                 }
             }
         } catch {

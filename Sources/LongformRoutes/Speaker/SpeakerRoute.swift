@@ -170,7 +170,8 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
             guard position < heard + aheadLimitFrames(feed) else { idle(); continue }
             var count = SpeakerFeed.framesPerMessage
             if let nextChange, nextChange > position { count = min(count, Int(nextChange - position)) }
-            let queued = source.queuedFrameCount(fromRouteFrame: position) ?? 0
+            // Nil: no more audio is coming, and what the renderer holds renders as it is.
+            let queued = source.queuedFrameCount(fromRouteFrame: position) ?? Int64(count)
             if queued > 0 {
                 count = min(count, Int(queued))
             } else if position > heard + lead {

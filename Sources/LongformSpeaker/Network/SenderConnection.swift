@@ -5,7 +5,7 @@ import NIOCore
 import Synchronization
 
 /// One sender's TCP connection: bytes into frames, frames into the session, the session's answers
-/// back; the speaker's status every second; reading paused while the buffer is full (TCP's flow
+/// back; the speaker's status every second and every quarter second of audio received; reading paused while the buffer is full (TCP's flow
 /// control then holds the sender); closed after 10 s without a frame (a half-open connection) or
 /// on a protocol error, which is logged with the peer's address. The buffer survives a close.
 final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
@@ -25,6 +25,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     private var isReadingPaused = false
     private var roomCheck: Scheduled<Void>?
     private var warnedTypes = Set<UInt8>()
+    private var framesSinceStatus = 0
     private var peer = "?"
 
     init(service: SpeakerService) {
@@ -104,7 +105,16 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
             // Decoded before the lock the output thread takes.
             let format = service.session.withLock { $0.format }
             switch SpeakerSession.decodeAudio(frameCount: frameCount, samples: samples, format: format) {
-            case .success(let frames): actions = service.session.withLock { $0.receiveAudio(frames, at: firstFrame) }
+            case .success(let frames):
+                actions = service.session.withLock { $0.receiveAudio(frames, at: firstFrame) }
+                // A status every quarter second of audio received tells the sender how far its
+                // audio has got, so that it keeps little in flight and a control message never
+                // waits behind much audio.
+                framesSinceStatus += Int(frameCount)
+                if let rate = service.session.withLock({ $0.format?.sampleRate }), framesSinceStatus >= Int(rate) / 4 {
+                    framesSinceStatus = 0
+                    send(service.session.withLock { $0.status() }, context: context)
+                }
             case .failure(let refusal): actions = [.close(reason: refusal.reason)]
             }
         } else {
@@ -139,7 +149,11 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
             context.close(promise: nil)
             return
         }
-        if isActiveSender { send(service.session.withLock { $0.status() }, context: context) }
+        if isActiveSender {
+            let status = service.session.withLock { $0.status() }
+            logger.debug("speaker: status \(status)")
+            send(status, context: context)
+        }
     }
 
     /// Whether the buffer has less room than the largest audio frame needs (or than half the

@@ -24,6 +24,8 @@ public struct NetworkClockEstimator: Sendable {
 
     /// Samples are forgotten after this long (ns).
     public static let sampleLifetime: UInt64 = 60_000_000_000
+    /// Expired samples are forgotten once this many fresh ones are kept, about as good as they were.
+    public static let freshSamplesToForget = 8
 
     /// How many recent samples are kept.
     public let windowSize: Int
@@ -49,14 +51,23 @@ public struct NetworkClockEstimator: Sendable {
         guard total >= held else { return nil }
         let offset = (Int64(bitPattern: reply.t2 &- reply.t1) &+ Int64(bitPattern: reply.t3 &- t4)) / 2
         let sample = Sample(offset: offset, roundTrip: total - held, receivedAt: t4)
-        // A sample far slower than the best seen is noise (a retransmitted or queued datagram).
-        // Samples older than a minute go: the clocks drift apart, and an old best would hold the
-        // estimate still for ever.
-        samples.removeAll { t4 > $0.receivedAt && t4 - $0.receivedAt > Self.sampleLifetime }
-        if let best = samples.map(\.roundTrip).min(), best < UInt64.max / 10, sample.roundTrip > max(best * 10, 1_000_000) {
+        // Samples older than a minute go (the clocks drift apart, and an old best would hold the
+        // estimate still for ever), but only once enough new ones have come: after an outage the
+        // first replies (slowed by address resolution, queues) alone would move it by milliseconds.
+        let fresh = samples.filter { t4 <= $0.receivedAt || t4 - $0.receivedAt <= Self.sampleLifetime }
+        // A sample far slower than the best recent one is noise (a retransmitted or queued datagram).
+        if let best = fresh.map(\.roundTrip).min(), best < UInt64.max / 10, sample.roundTrip > max(best * 10, 1_000_000) {
             return nil
         }
         samples.append(sample)
+        // The stale ones go once the fresh ones are about as good (a round trip within twice the
+        // stale best), or fill the window: a loaded network's first replies would otherwise move
+        // a playing speaker by milliseconds.
+        let freshBest = min(fresh.map(\.roundTrip).min() ?? .max, sample.roundTrip)
+        let staleBest = samples.map(\.roundTrip).min() ?? .max
+        if fresh.count + 1 >= windowSize || (fresh.count + 1 >= Self.freshSamplesToForget && freshBest / 2 <= staleBest) {
+            samples = fresh + [sample]
+        }
         if samples.count > windowSize { samples.removeFirst(samples.count - windowSize) }
         return sample
     }
