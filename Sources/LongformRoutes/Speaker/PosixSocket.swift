@@ -58,7 +58,12 @@ final class PosixSocket: @unchecked Sendable {
                 continue
             }
             var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-            let ready = poll(&poller, 1, Int32(timeout * 1000))
+            let deadline = HostClock.now() + UInt64(timeout * 1e9)
+            var ready: Int32
+            repeat {
+                let left = deadline > HostClock.now() ? Int32((deadline - HostClock.now()) / 1_000_000) : 0
+                ready = poll(&poller, 1, left)
+            } while ready < 0 && errno == EINTR
             var failure: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &failure, &length)

@@ -10,19 +10,26 @@ struct SentAudio {
     private var samples: [Float] = []
     /// Played frames are dropped in batches of this many seconds' worth, not one copy per period.
     private let discardBatchFrames: Int64
+    /// The longest gap filled with silence (30 s).
+    private let maximumGapFrames: Int64
 
     /// An empty history.
     init(channelCount: Int, sampleRate: Int) {
         self.channelCount = channelCount
         discardBatchFrames = Int64(sampleRate * 5)
+        maximumGapFrames = Int64(sampleRate * 30)
     }
 
     /// One past the last frame held.
     var endFrame: Int64 { startFrame + Int64(samples.count / channelCount) }
 
-    /// Adds `frames` (interleaved) at `frame`: right after what is held, or, after a jump, instead of it.
+    /// Adds `frames` (interleaved) at `frame`: right after what is held; after a short jump
+    /// forward (a paused span not rendered), after silence in the gap, so that a speaker still
+    /// catching up keeps what it has not been sent; otherwise instead of what is held.
     mutating func append(_ frames: UnsafeBufferPointer<Float>, at frame: Int64) {
-        if frame != endFrame {
+        if frame > endFrame && frame - endFrame <= maximumGapFrames && !samples.isEmpty {
+            samples.append(contentsOf: repeatElement(0, count: Int(frame - endFrame) * channelCount))
+        } else if frame != endFrame {
             samples.removeAll(keepingCapacity: true)
             startFrame = frame
         }

@@ -12,6 +12,11 @@ final class SpeakerFeed: @unchecked Sendable {
     struct Outbox {
         /// Whether its connection is up (hello answered).
         var isConnected = false
+        /// Counts its connections, so that a wait for an answer ends when the connection it was asked on does.
+        var connectionNumber = 0
+        /// The earliest flush sent on this connection and not answered yet: one the speaker may
+        /// not have seen, which it is sent again if the connection drops.
+        var unansweredFlush: Int64?
         /// Messages to send before more audio, in order.
         var control: [SpeakerMessage] = []
         /// The next frame of audio to send it.
@@ -64,9 +69,17 @@ final class SpeakerFeed: @unchecked Sendable {
         outboxes = Array(repeating: Outbox(), count: speakerCount)
     }
 
+    /// Runs a change under the lock and wakes the links.
     private func locked<T>(_ body: () -> T) -> T {
         condition.lock()
         defer { condition.broadcast(); condition.unlock() }
+        return body()
+    }
+
+    /// Reads under the lock, waking nobody.
+    private func reading<T>(_ body: () -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
         return body()
     }
 
@@ -91,18 +104,19 @@ final class SpeakerFeed: @unchecked Sendable {
     }
 
     /// Sends a flush from `frame` to every connected speaker and holds audio from there back until
-    /// `endFlush`. Returns the request id and the speakers asked.
-    func beginFlush(from frame: Int64) -> (requestID: UInt32, asked: [Int]) {
+    /// `endFlush`. Returns the request id and the speakers asked (with the connection asked on).
+    func beginFlush(from frame: Int64) -> (requestID: UInt32, asked: [(index: Int, connection: Int)]) {
         locked {
             let id = nextRequestID
-            nextRequestID &+= 1
+            nextRequestID = nextRequestID == .max ? 1 : nextRequestID + 1 // 0 is for the flush sent on reconnecting
             heldFrom = frame
-            var asked: [Int] = []
+            var asked: [(index: Int, connection: Int)] = []
             for index in outboxes.indices {
                 if outboxes[index].isConnected {
                     outboxes[index].control.append(.flush(requestID: id, fromFrame: frame))
                     outboxes[index].cursor = min(outboxes[index].cursor, frame)
-                    asked.append(index)
+                    outboxes[index].unansweredFlush = min(outboxes[index].unansweredFlush ?? frame, frame)
+                    asked.append((index, outboxes[index].connectionNumber))
                 } else {
                     outboxes[index].flushWhileAway = min(outboxes[index].flushWhileAway ?? frame, frame)
                 }
@@ -111,28 +125,40 @@ final class SpeakerFeed: @unchecked Sendable {
         }
     }
 
-    /// Waits up to `timeout` seconds for the answers of `asked` to flush `requestID`; returns the
-    /// first frame each refusing speaker would accept (empty: all accepted, or gone).
-    func refusals(of requestID: UInt32, asked: [Int], timeout: Double) -> [Int64] {
+    /// Waits up to `timeout` seconds for the answers of `asked` to flush `requestID` (or until
+    /// `shouldStop`); returns, by speaker, the first frame each refusing one would accept (empty:
+    /// all accepted, or gone).
+    func refusals(of requestID: UInt32, asked: [(index: Int, connection: Int)], timeout: Double, shouldStop: () -> Bool) -> [Int: Int64] {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
-        while asked.contains(where: { outboxes[$0].isConnected && outboxes[$0].answers[requestID] == nil }) {
-            guard condition.wait(until: deadline) else { break }
+        func isWaiting(_ speaker: (index: Int, connection: Int)) -> Bool {
+            let outbox = outboxes[speaker.index]
+            return outbox.isConnected && outbox.connectionNumber == speaker.connection && outbox.answers[requestID] == nil
         }
-        var refused: [Int64] = []
-        for index in asked {
-            if let answer = outboxes[index].answers.removeValue(forKey: requestID), !answer.isAccepted { refused.append(answer.firstUnplayedFrame) }
+        while !shouldStop() && asked.contains(where: isWaiting) {
+            guard condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.05))) || Date() < deadline else { break }
+        }
+        var refused: [Int: Int64] = [:]
+        for (index, _) in asked {
+            if let answer = outboxes[index].answers.removeValue(forKey: requestID), !answer.isAccepted { refused[index] = answer.firstUnplayedFrame }
         }
         return refused
     }
 
-    /// Ends a flush: audio from `frame` on is dropped, and audio flows again. Speakers that
-    /// accepted an earlier frame get the audio in between again.
-    func endFlush(truncatingFrom frame: Int64) {
+    /// Ends a flush from `from`: audio from `resumed` on is dropped, and audio flows again. The
+    /// speakers that accepted `from` get the audio in between again; those in `refusing` keep it
+    /// and are flushed from `resumed` instead.
+    func endFlush(from: Int64, resumingAt resumed: Int64, refusing: Set<Int>) {
         locked {
-            history.truncate(from: frame)
+            history.truncate(from: resumed)
             heldFrom = nil
+            guard resumed > from else { return }
+            for index in refusing where outboxes[index].isConnected {
+                outboxes[index].control.append(.flush(requestID: 0, fromFrame: resumed))
+                // It holds what lies between (unless it was still being sent what comes before).
+                if outboxes[index].cursor >= from { outboxes[index].cursor = resumed }
+            }
         }
     }
 
@@ -158,17 +184,17 @@ final class SpeakerFeed: @unchecked Sendable {
 
     /// The smallest buffer among the speakers connected (nil: none yet).
     var smallestCapacityFrames: Int64? {
-        locked { outboxes.compactMap { $0.isConnected ? $0.capacityFrames : nil }.min() }
+        reading { outboxes.compactMap { $0.isConnected ? $0.capacityFrames : nil }.min() }
     }
 
     /// How many speakers are connected and said in their last status that their clock is good.
     var synchronizedSpeakerCount: Int {
-        locked { outboxes.filter { $0.isConnected && $0.status?.report.isSynchronized == true }.count }
+        reading { outboxes.filter { $0.isConnected && $0.status?.report.isSynchronized == true }.count }
     }
 
     /// The latest statuses of the connected speakers that play, with the host time each came.
     var playingStatuses: [(report: SpeakerStatus, receivedAt: UInt64)] {
-        locked { outboxes.compactMap { $0.isConnected ? $0.status : nil }.filter { $0.report.isPlaying } }
+        reading { outboxes.compactMap { $0.isConnected ? $0.status : nil }.filter { $0.report.isPlaying } }
     }
 
     // MARK: - A link's side
@@ -180,6 +206,7 @@ final class SpeakerFeed: @unchecked Sendable {
         locked {
             var outbox = outboxes[index]
             outbox.isConnected = true
+            outbox.connectionNumber += 1
             outbox.capacityFrames = Int64(capacityFrames)
             outbox.answers = [:]
             outbox.status = nil
@@ -202,17 +229,29 @@ final class SpeakerFeed: @unchecked Sendable {
         }
     }
 
-    /// Speaker `index`'s connection is gone.
+    /// Speaker `index`'s connection is gone. A flush it may not have seen is sent when it comes back.
     func linkDidDisconnect(_ index: Int) {
         locked {
-            outboxes[index].isConnected = false
-            outboxes[index].control = []
+            var outbox = outboxes[index]
+            guard outbox.isConnected else { return }
+            outbox.isConnected = false
+            for message in outbox.control {
+                if case .flush(_, let frame) = message { outbox.unansweredFlush = min(outbox.unansweredFlush ?? frame, frame) }
+            }
+            if let missed = outbox.unansweredFlush { outbox.flushWhileAway = min(outbox.flushWhileAway ?? missed, missed) }
+            outbox.unansweredFlush = nil
+            outbox.control = []
+            outboxes[index] = outbox
         }
     }
 
     /// Speaker `index` answered flush `requestID`.
     func record(answer isAccepted: Bool, firstUnplayedFrame: Int64, ofRequest requestID: UInt32, from index: Int) {
-        locked { outboxes[index].answers[requestID] = (isAccepted, firstUnplayedFrame) }
+        locked {
+            // Answers come in order: one means every flush sent before it was seen.
+            outboxes[index].unansweredFlush = nil
+            if requestID != 0 { outboxes[index].answers[requestID] = (isAccepted, firstUnplayedFrame) }
+        }
     }
 
     /// Speaker `index` reported its status.
@@ -239,23 +278,13 @@ final class SpeakerFeed: @unchecked Sendable {
             let inFlightLimit = Int64(Self.inFlightSeconds * Double(format.sampleRate))
             if outbox.isConnected, outbox.cursor < end, outbox.cursor - outbox.acknowledgedEnd < inFlightLimit {
                 let first = max(outbox.cursor, history.startFrame)
-                let samples = history.frames(from: first, count: Self.framesPerMessage)
+                // Never past a held flush: that audio may be about to change.
+                let samples = history.frames(from: first, count: Int(min(Int64(Self.framesPerMessage), end - first)))
                 let count = samples.count / Int(format.channelCount)
                 outboxes[index].cursor = first + Int64(count)
-                return .messages([.audio(firstFrame: first, frameCount: UInt32(count), samples: Self.encode(samples))])
+                return .messages([.audio(firstFrame: first, frameCount: UInt32(count), samples: AudioStreamFormat.Encoding.float32.encode(samples))])
             }
             guard condition.wait(until: deadline) else { return .idle }
         }
-    }
-
-    /// Float32 samples as the wire's little-endian bytes.
-    private static func encode(_ samples: ArraySlice<Float>) -> [UInt8] {
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(samples.count * 4)
-        for sample in samples {
-            let bits = sample.bitPattern.littleEndian
-            withUnsafeBytes(of: bits) { bytes.append(contentsOf: $0) }
-        }
-        return bytes
     }
 }

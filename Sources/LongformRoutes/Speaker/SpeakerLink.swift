@@ -21,10 +21,6 @@ final class SpeakerLink: @unchecked Sendable {
     private let current = Mutex<PosixSocket?>(nil)
     private let logger = Logger(label: LogLabel.speakerRoute)
 
-    /// The speaker's silence after which its connection counts as dead (seconds).
-    static let idleLimit: UInt64 = 10_000_000_000
-    /// The quiet after which a keep-alive goes (seconds).
-    static let keepAliveInterval: UInt64 = 2_000_000_000
 
     /// A link to speaker `index` of `feed` at `endpoint`.
     init(endpoint: SpeakerEndpoint, index: Int, feed: SpeakerFeed, hello: SpeakerMessage, startFrame: @escaping @Sendable () -> Int64) {
@@ -41,9 +37,12 @@ final class SpeakerLink: @unchecked Sendable {
             var backoff = 0.1
             var failures = 0
             while !thread.shouldStop {
+                let attempt = HostClock.now()
                 do {
-                    let wasWelcomed = try runConnection(thread)
-                    if wasWelcomed { backoff = 0.1; failures = 0 }
+                    try runConnection(thread)
+                    // A speaker that welcomes and closes at once (it refuses the stream) is not
+                    // asked again ten times a second.
+                    if HostClock.now() - attempt > 5_000_000_000 { backoff = 0.1; failures = 0 }
                 } catch {
                     failures += 1
                     // The first failure and then one a minute or so, not one per attempt.
@@ -69,8 +68,8 @@ final class SpeakerLink: @unchecked Sendable {
         var description: String
     }
 
-    /// One connection, from connect to its end; whether the speaker said welcome.
-    private func runConnection(_ thread: RouteThread) throws -> Bool {
+    /// One connection, from connect to its end; throws when it failed before the speaker said welcome.
+    private func runConnection(_ thread: RouteThread) throws {
         let socket = try PosixSocket.connect(host: endpoint.host, port: endpoint.port, timeout: 2)
         socket.setTimeouts(seconds: 0.25)
         current.withLock { $0 = socket }
@@ -79,7 +78,11 @@ final class SpeakerLink: @unchecked Sendable {
             current.withLock { $0 = nil }
         }
         let lastReceived = Atomic<UInt64>(HostClock.now())
-        let isAlive: @Sendable () -> Bool = { !thread.shouldStop && HostClock.now() - lastReceived.load(ordering: .relaxed) < Self.idleLimit }
+        let isAlive: @Sendable () -> Bool = {
+            // The time last heard is read before the clock: the reader may store a later one meanwhile.
+            let heard = lastReceived.load(ordering: .relaxed)
+            return !thread.shouldStop && HostClock.now() &- heard < SpeakerFrame.idleLimitNanoseconds
+        }
         try socket.sendAll(hello.encoded(), while: isAlive)
 
         // The welcome, read here; then the rest on a reader thread.
@@ -155,14 +158,13 @@ final class SpeakerLink: @unchecked Sendable {
                 case .messages(let messages): try send(messages)
                 case .idle:
                     reportFill()
-                    if HostClock.now() - lastSent >= Self.keepAliveInterval { try send([.keepAlive]) }
+                    if HostClock.now() - lastSent >= SpeakerFrame.keepAliveIntervalNanoseconds { try send([.keepAlive]) }
                 }
             }
         } catch {
             closeReason.withLock { $0 = $0 ?? "\(error)" }
         }
         if !thread.shouldStop { closeReason.withLock { $0 = $0 ?? "nothing from the speaker for 10 s" } }
-        return true
     }
 
     /// Applies the complete frames the decoder holds; whether there were any.

@@ -44,7 +44,15 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
     private let thread = RestartableRouteThread()
     private let rewinds = RewindSignal()
     private let running = LockedValue<Running?>(nil)
+    /// Volumes and what plays, kept across starts: a new start's speakers are told them too.
+    private let settings = LockedValue<Settings>(Settings())
     private let logger = Logger(label: LogLabel.speakerRoute)
+
+    private struct Settings: Sendable {
+        var speakerVolumes: [Int: Float] = [:]
+        var groupVolume: Float = 1
+        var nowPlaying: (title: String, artist: String, album: String)?
+    }
 
     private struct Running: Sendable {
         var feed: SpeakerFeed
@@ -64,7 +72,10 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
     }
 
     public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
-        stopConnections()
+        // The last run ends first, and the clock starts over before any link reads it.
+        thread.stop(waiting: true)
+        stopConnections(running.withLock { running in defer { running = nil }; return running })
+        clock.reset()
         let clockServer: ClockServer
         do { clockServer = try ClockServer() } catch { throw RouteError(route: name, reason: "no port for the clock: \(error)") }
         clockServer.start()
@@ -80,6 +91,10 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
                 clock.isRunning ? clock.currentFrame() + (clock.rewindMarginFrames ?? 0) : 0
             }
         }
+        let settings = settings.value
+        for (index, volume) in settings.speakerVolumes { feed.setVolume(volume, ofSpeaker: index) }
+        feed.setVolume(settings.groupVolume, ofSpeaker: nil)
+        if let playing = settings.nowPlaying { feed.setMetadata(title: playing.title, artist: playing.artist, album: playing.album) }
         running.value = Running(feed: feed, links: links, clockServer: clockServer)
         for link in links { link.start() }
         thread.start(name: "longform.route.speaker", clock: clock) { [self] thread in
@@ -95,30 +110,34 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
     public func stop(waiting: Bool = true) {
         thread.stop(waiting: false)
         rewinds.interrupt()
+        // This run's connections, taken now: a start that comes before they are closed has its own.
+        let run = running.withLock { running in defer { running = nil }; return running }
         guard waiting else {
-            DispatchQueue.global().async { [self] in
-                thread.stop(waiting: true)
-                stopConnections()
-            }
+            DispatchQueue.global().async { [self] in stopConnections(run) }
             return
         }
         thread.stop(waiting: true)
-        stopConnections()
+        stopConnections(run)
     }
 
     /// Sets one speaker's volume (`index` in `endpoints`), or the group's when `index` is nil; 0 to 1.
     public func setVolume(_ volume: Float, ofSpeaker index: Int? = nil) {
-        running.value?.feed.setVolume(min(max(volume, 0), 1), ofSpeaker: index)
+        let volume = min(max(volume, 0), 1)
+        settings.withLock { settings in
+            if let index { settings.speakerVolumes[index] = volume } else { settings.groupVolume = volume }
+        }
+        running.value?.feed.setVolume(volume, ofSpeaker: index)
     }
 
     public func nowPlayingDidChange(title: String, artist: String, album: String) {
+        settings.withLock { $0.nowPlaying = (title, artist, album) }
         running.value?.feed.setMetadata(title: title, artist: artist, album: album)
     }
 
-    private func stopConnections() {
-        guard let previous = running.withLock({ running -> Running? in defer { running = nil }; return running }) else { return }
-        for link in previous.links { link.stop() }
-        previous.clockServer.stop()
+    private func stopConnections(_ run: Running?) {
+        guard let run else { return }
+        for link in run.links { link.stop() }
+        run.clockServer.stop()
     }
 
     // MARK: - The route's thread
@@ -129,23 +148,21 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
         var buffer = [Float](repeating: 0, count: SpeakerFeed.framesPerMessage * channels)
         var position: Int64 = 0 // the next frame to render
         var announcedRate: Double?
-        var pendingRewind: Int64?
         rewinds.reset()
         waitForSpeakers(thread: thread, feed: feed)
         clock.update(frame: 0, heardAtHostTime: HostClock.now() + UInt64(leadFrames(feed) * 1_000_000_000 / sampleRate))
 
         func idle() {
-            if let target = rewinds.wait(untilNanoseconds: HostClock.now() + 10_000_000) { pendingRewind = min(pendingRewind ?? target, target) }
+            // A rewind that wakes the wait is kept for the top of the loop (the signal keeps the earliest).
+            if let target = rewinds.wait(untilNanoseconds: HostClock.now() + 10_000_000) { rewinds.post(frame: target) }
         }
 
         while !thread.shouldStop {
             let lead = leadFrames(feed)
             clock.setRewindMarginFrames(lead)
-            if let taken = rewinds.take() { pendingRewind = min(pendingRewind ?? taken, taken) }
-            if let target = pendingRewind {
-                pendingRewind = nil
+            if let target = rewinds.take() {
                 if target < position {
-                    position = flush(from: target, renderedUpTo: position, source: source, feed: feed)
+                    position = flush(from: target, renderedUpTo: position, source: source, feed: feed, thread: thread)
                     announcedRate = nil // the anchor goes again, from the new frame
                 }
             }
@@ -206,14 +223,15 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
 
     /// Flushes the speakers from `target` (or the frame heard now, if later); returns the frame
     /// the route renders again from: `target`, or a later one some speaker insisted on.
-    private func flush(from target: Int64, renderedUpTo position: Int64, source: any RouteRenderSource, feed: SpeakerFeed) -> Int64 {
+    private func flush(from target: Int64, renderedUpTo position: Int64, source: any RouteRenderSource, feed: SpeakerFeed, thread: RouteThread) -> Int64 {
         let from = max(target, clock.currentFrame())
         let (requestID, asked) = feed.beginFlush(from: from)
-        // The answers are awaited only while the speakers still have audio before `from`.
+        // The answers are awaited while the speakers still have audio before `from`, and half a
+        // second at most (a speaker that does not answer is not waited for at length).
         let secondsLeft = Double(Int64(bitPattern: clock.hostTime(ofFrame: from) &- HostClock.now())) / 1e9
-        let refusals = feed.refusals(of: requestID, asked: asked, timeout: max(0.02, secondsLeft - 0.03))
-        let resumed = min(max(from, refusals.max() ?? from), position)
-        feed.endFlush(truncatingFrom: resumed)
+        let refusals = feed.refusals(of: requestID, asked: asked, timeout: min(max(0.02, secondsLeft - 0.03), 0.5)) { thread.shouldStop }
+        let resumed = min(max(from, refusals.values.max() ?? from), position)
+        feed.endFlush(from: from, resumingAt: resumed, refusing: Set(refusals.keys))
         if resumed > from { logger.info("\(name): a speaker refused a flush from frame \(from); resuming at \(resumed)") }
         if resumed > target { source.routeDidResume(atFrame: resumed, afterRewindTo: target) }
         return resumed

@@ -13,7 +13,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     typealias OutboundOut = ByteBuffer
 
     /// A connection silent this long is gone.
-    static let idleLimit = TimeAmount.seconds(10)
+    static let idleLimit = TimeAmount.nanoseconds(Int64(SpeakerFrame.idleLimitNanoseconds))
 
     private let service: SpeakerService
     private let logger = Logger(label: "longform.speaker")

@@ -108,7 +108,11 @@ public struct SpeakerSession: Sendable {
                 position = nil
                 clock = NetworkClockEstimator()
             }
-            let capacity = UInt64(max(configuration.bufferSeconds, 1) * Double(format?.sampleRate ?? 44_100))
+            // What the buffer will hold: its seconds at the stream's rate (44.1 kHz until a format
+            // is known), within the byte cap (two channels until known).
+            let seconds = UInt64(max(configuration.bufferSeconds, 1) * Double(format?.sampleRate ?? 44_100))
+            let capped = UInt64(configuration.maximumBufferBytes / (Int(format?.channelCount ?? 2) * MemoryLayout<Float>.size))
+            let capacity = min(seconds, capped)
             let end = buffer.map { $0.isEmpty ? -1 : $0.endFrame } ?? -1
             return [.send(.welcome(speakerName: configuration.name, bufferCapacityFrames: capacity, bufferEndFrame: end))]
         case .format(let newFormat):
@@ -332,25 +336,6 @@ public struct SpeakerSession: Sendable {
         guard samples.count == Int(frameCount) * format.bytesPerFrame else {
             return .failure(AudioRefusal(reason: "audio of \(frameCount) frames carries \(samples.count) bytes, not \(Int(frameCount) * format.bytesPerFrame)"))
         }
-        return .success(decode(samples, encoding: format.encoding))
-    }
-
-    /// Wire samples as Float32.
-    static func decode(_ bytes: [UInt8], encoding: AudioStreamFormat.Encoding) -> [Float] {
-        switch encoding {
-        case .signed16:
-            return stride(from: 0, to: bytes.count, by: 2).map { (index: Int) -> Float in
-                let bits = UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8
-                return Float(Int16(bitPattern: bits)) / 32_768
-            }
-        case .float32:
-            return stride(from: 0, to: bytes.count, by: 4).map { (index: Int) -> Float in
-                var bits = UInt32(bytes[index])
-                bits |= UInt32(bytes[index + 1]) << 8
-                bits |= UInt32(bytes[index + 2]) << 16
-                bits |= UInt32(bytes[index + 3]) << 24
-                return Float(bitPattern: bits)
-            }
-        }
+        return .success(format.encoding.decode(samples))
     }
 }

@@ -13,4 +13,8 @@ public enum SpeakerFrame {
     /// Media frames lie in `0...maximumMediaFrame` (2^53: exact as a Double, and no sum of two
     /// overflows), which is 6,000 years at 48 kHz.
     public static let maximumMediaFrame: Int64 = 1 << 53
+    /// A peer silent this long is gone (a half-open connection), in nanoseconds.
+    public static let idleLimitNanoseconds: UInt64 = 10_000_000_000
+    /// After this much quiet a side sends a keep-alive, in nanoseconds.
+    public static let keepAliveIntervalNanoseconds: UInt64 = 2_000_000_000
 }
