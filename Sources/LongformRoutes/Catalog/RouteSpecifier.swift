@@ -55,14 +55,16 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Creates the route, playing in real time at `sampleRate` with `channelCount` channels.
-    public func makeRoute(sampleRate: Int = 44_100, channelCount: Int = 2) -> any AudioRoute {
+    /// Creates the route, playing in real time at `sampleRate` with `channelCount` channels. A
+    /// `lookAhead` (seconds) is how far ahead a speaker route sends audio (default: 3 minutes);
+    /// local routes take theirs from the renderer.
+    public func makeRoute(sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double? = nil) -> any AudioRoute {
         switch self {
         case .null: NullRoute(sampleRate: sampleRate, channelCount: channelCount)
         case .wav(let path): WAVFileRoute(path: path, sampleRate: sampleRate, channelCount: channelCount, pacing: .realTime)
         case .pulse(let sink): PulseAudioRoute(sink: sink, sampleRate: sampleRate, channelCount: channelCount)
         case .alsa(let device): ALSARoute(device: device, sampleRate: sampleRate, channelCount: channelCount)
-        case .speaker(let endpoints): SpeakerRoute(endpoints: endpoints, sampleRate: sampleRate, channelCount: channelCount)
+        case .speaker(let endpoints): SpeakerRoute(endpoints: endpoints, sampleRate: sampleRate, channelCount: channelCount, lookAhead: lookAhead ?? 180)
         }
     }
 }

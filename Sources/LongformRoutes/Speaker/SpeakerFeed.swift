@@ -187,6 +187,14 @@ final class SpeakerFeed: @unchecked Sendable {
         reading { outboxes.compactMap { $0.isConnected ? $0.capacityFrames : nil }.min() }
     }
 
+    /// Whether every connected speaker has been sent the audio up to `frame` (and at least one is connected).
+    func isEveryConnectedSpeakerSent(upTo frame: Int64) -> Bool {
+        reading {
+            let connected = outboxes.filter(\.isConnected)
+            return !connected.isEmpty && connected.allSatisfy { $0.cursor >= frame }
+        }
+    }
+
     /// How many speakers are connected and said in their last status that their clock is good.
     var synchronizedSpeakerCount: Int {
         reading { outboxes.filter { $0.isConnected && $0.status?.report.isSynchronized == true }.count }

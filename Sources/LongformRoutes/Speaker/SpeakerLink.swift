@@ -133,23 +133,9 @@ final class SpeakerLink: @unchecked Sendable {
         }
 
         var lastSent = HostClock.now()
-        // The fill: audio sent until the link first has nothing more to send, against real time.
-        let connectedAt = lastSent
-        var framesSent: Int64 = 0
-        var isFillReported = false
         let send: ([SpeakerMessage]) throws -> Void = { messages in
-            for message in messages {
-                try socket.sendAll(message.encoded(), while: isAlive)
-                if case .audio(_, let count, _) = message { framesSent += Int64(count) }
-            }
+            for message in messages { try socket.sendAll(message.encoded(), while: isAlive) }
             lastSent = HostClock.now()
-        }
-        let sampleRate = Double(feed.format.sampleRate)
-        func reportFill() {
-            guard !isFillReported, Double(framesSent) >= 10 * sampleRate else { return }
-            isFillReported = true
-            let seconds = Double(framesSent) / sampleRate, elapsed = Double(HostClock.now() - connectedAt) / 1e9
-            logger.info("speaker \(endpoint): filled \(String(format: "%.1f", seconds)) s of audio in \(String(format: "%.2f", elapsed)) s (\(Int(seconds / elapsed))× real time)")
         }
         do {
             try send(initial)
@@ -157,7 +143,6 @@ final class SpeakerLink: @unchecked Sendable {
                 switch feed.nextWork(for: index, timeout: 0.25) {
                 case .messages(let messages): try send(messages)
                 case .idle:
-                    reportFill()
                     if HostClock.now() - lastSent >= SpeakerFrame.keepAliveIntervalNanoseconds { try send([.keepAlive]) }
                 }
             }

@@ -152,6 +152,15 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
         waitForSpeakers(thread: thread, feed: feed)
         clock.update(frame: 0, heardAtHostTime: HostClock.now() + UInt64(leadFrames(feed) * 1_000_000_000 / sampleRate))
 
+        // The fill: from the start until every speaker has been sent as far ahead as the route goes.
+        let fillStart = HostClock.now()
+        var isFillReported = false
+        func reportFill(aheadOf heard: Int64) {
+            isFillReported = true
+            let seconds = Double(position) / Double(sampleRate), elapsed = Double(HostClock.now() - fillStart) / 1e9
+            logger.info("\(name): filled \(String(format: "%.1f", Double(position - heard) / Double(sampleRate))) s ahead; \(String(format: "%.1f", seconds)) s of audio sent in \(String(format: "%.2f", elapsed)) s (\(Int(seconds / elapsed))× real time)")
+        }
+
         func idle() {
             // A rewind that wakes the wait is kept for the top of the loop (the signal keeps the earliest).
             if let target = rewinds.wait(untilNanoseconds: HostClock.now() + 10_000_000) { rewinds.post(frame: target) }
@@ -184,7 +193,11 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
             }
             let heard = clock.currentFrame()
             feed.discardHeard(before: heard - sampleRate)
-            guard position < heard + aheadLimitFrames(feed) else { idle(); continue }
+            guard position < heard + aheadLimitFrames(feed) else {
+                if !isFillReported && feed.isEveryConnectedSpeakerSent(upTo: position) { reportFill(aheadOf: heard) }
+                idle()
+                continue
+            }
             var count = SpeakerFeed.framesPerMessage
             if let nextChange, nextChange > position { count = min(count, Int(nextChange - position)) }
             // Nil: no more audio is coming, and what the renderer holds renders as it is.

@@ -27,7 +27,7 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .long, help: "Sample rate the route plays at, in Hz.")
     var sampleRate = 44_100
 
-    @Option(name: .long, help: "Seconds of audio to keep enqueued ahead of the playhead (default: the route's).")
+    @Option(name: .long, help: "Seconds of audio to keep enqueued ahead of the playhead, and sent ahead to network speakers (default: the route's; 180 for speakers).")
     var lookahead: Double?
 
     @Option(name: .long, help: "Directory of the saved playlist and position (default: $XDG_STATE_HOME/longform or ~/.local/state/longform).")
@@ -58,7 +58,7 @@ struct PlayCommand: ParsableCommand {
 
         let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallback: .wav(path: "longform-play.wav"))
         if route == nil { FileHandle.standardError.write(Data("longform: playing to \(specifier)\n".utf8)) }
-        let audioRoute = specifier.makeRoute(sampleRate: sampleRate)
+        let audioRoute = specifier.makeRoute(sampleRate: sampleRate, lookAhead: lookahead)
         let renderer = AudioRenderer(route: audioRoute)
         if let lookahead { renderer.lookAheadDuration = lookahead }
         let synchronizer = RenderSynchronizer()
