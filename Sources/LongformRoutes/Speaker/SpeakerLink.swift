@@ -21,7 +21,6 @@ final class SpeakerLink: @unchecked Sendable {
     private let current = Mutex<PosixSocket?>(nil)
     private let logger = Logger(label: LogLabel.speakerRoute)
 
-
     /// A link to speaker `index` of `feed` at `endpoint`.
     init(endpoint: SpeakerEndpoint, index: Int, feed: SpeakerFeed, hello: SpeakerMessage, startFrame: @escaping @Sendable () -> Int64) {
         self.endpoint = endpoint
