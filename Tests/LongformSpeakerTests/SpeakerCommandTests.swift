@@ -11,12 +11,9 @@ import Glibc
 /// (here a WAV file, read back), every sample in order.
 @Suite struct SpeakerCommandTests {
     @Test func aSpeakerProcessPlaysWhatTheSenderSendsToItsRoute() throws {
-        let output = TestAudio.path("speaker-\(UUID().uuidString.prefix(8)).wav")
-        let speaker = try LongformProcess(["speaker", "--listen", "127.0.0.1:0", "--route", "wav:" + output, "--name", "attic"],
-                                          readyPattern: #"listening on 127\.0\.0\.1:\d+"#)
-        defer { speaker.kill() }
-        let portText = speaker.readyLine.range(of: #"127\.0\.0\.1:\d+"#, options: .regularExpression).map { speaker.readyLine[$0].split(separator: ":")[1] }
-        let speakerPort = try #require(portText.flatMap { Int($0) }, "\(speaker.readyLine)")
+        let speaker = try SpeakerProcess(name: "attic")
+        defer { speaker.stop() }
+        let speakerPort = speaker.port
 
         let sender = try TestSender(speakerPort: speakerPort)
         try sender.send(.hello(sessionID: Array(repeating: 7, count: 16), senderName: "cli test", timingPort: sender.timingPort),
@@ -26,15 +23,15 @@ import Glibc
         Thread.sleep(forTimeInterval: 1.2) // ten clock requests a second: a good estimate within the first few
         try sender.send(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: HostClock.now() + 200_000_000)))
         Thread.sleep(forTimeInterval: 1.6)
-        speaker.kill(SIGTERM)
-        #expect(speaker.process.terminationStatus == 0)
+        speaker.stop()
+        #expect(speaker.running.process.terminationStatus == 0)
         #expect(speaker.output.contains("now playing Ramp — Tests"))
 
         // Frame 1 onwards (frame 0 is 0), in one piece. While the speaker corrects its output's
         // drift it resamples (by at most 1,000 ppm) and values round to either side, so single
         // steps of 0 or 2 are no evidence; what is: no step outside 0...2, and the ramp's rise
         // over the piece equal to its frames.
-        let played = try RampAudio.played(wav: output)
+        let played = try RampAudio.played(wav: speaker.outputPath)
         let piece = try #require(played.pieces.first)
         #expect(played.pieces.count == 1 && piece.values.first == 1 && piece.count >= 40_000, "\(played)")
         #expect(piece.isContinuous(tolerance: 2), "\(played)")

@@ -93,12 +93,12 @@ final class TestSender: @unchecked Sendable {
         shutdown(timingSocket, Int32(SHUT_RDWR))
     }
 
-    /// Stereo 16-bit audio from `first`: left = frame % 16384, right = its negation.
+    /// Stereo 16-bit audio from `first`: the ramp of `RampAudio` (left = frame % 16384, right = its negation).
     static func ramp(_ first: Int64, _ count: Int) -> SpeakerMessage {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(count * 4)
         for frame in first..<(first + Int64(count)) {
-            for value in [Int16(frame % 16_384), -Int16(frame % 16_384)] {
+            for value in [RampAudio.value(ofFrame: frame), -RampAudio.value(ofFrame: frame)] {
                 let bits = UInt16(bitPattern: value)
                 bytes += [UInt8(bits & 0xFF), UInt8(bits >> 8)]
             }
