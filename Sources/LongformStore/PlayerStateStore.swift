@@ -150,8 +150,9 @@ public final class PlayerStateStore: Sendable {
     }
 
     private static func writePosition(of state: State, in db: Database) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO playerState (id, currentIndex, offsetSeconds, playbackState) VALUES (1, ?, ?, ?)",
-                       arguments: [state.currentIndex, state.offset.isNumeric ? state.offset.seconds : 0, state.playbackState.rawValue])
+        // Cached: this runs every second while playing, and parsing the SQL each time was most of its cost.
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO playerState (id, currentIndex, offsetSeconds, playbackState) VALUES (1, ?, ?, ?)")
+            .execute(arguments: [state.currentIndex, state.offset.isNumeric ? state.offset.seconds : 0, state.playbackState.rawValue])
     }
 
     /// The saved state, or nil if nothing was saved yet.

@@ -44,10 +44,11 @@ final class SampleBufferItem: @unchecked Sendable {
     /// Timeline time just past what is enqueued, once placed.
     var timelineEnd: MediaTime? { timelineBase.map { $0 + endOffset } }
 
-    /// The next buffer of the item, with item-relative times, or nil at its end. Opens the
+    /// The next buffer of the item (about `maximumDuration` at most, when given), with
+    /// item-relative times, or nil at its end. Opens the
     /// source on the first call (reporting its tags through `opened`) and seeks to `startOffset`.
     /// A failure ends the item: it is recorded, thrown once, and the item yields nothing more.
-    func nextSampleBuffer(opened: (AudioMetadata) -> Void) throws(SourceError) -> SampleBuffer? {
+    func nextSampleBuffer(maximumDuration: Double? = nil, opened: (AudioMetadata) -> Void) throws(SourceError) -> SampleBuffer? {
         guard !isFullyEnqueued else { return nil }
         isEnqueued = true
         do throws(SourceError) {
@@ -59,7 +60,7 @@ final class SampleBufferItem: @unchecked Sendable {
                 if startOffset > .zero { try opening.seek(to: startOffset) }
                 source = opening
             }
-            guard let buffer = try source?.nextSampleBuffer() else {
+            guard let buffer = try source?.nextSampleBuffer(maximumDuration: maximumDuration) else {
                 finishEnqueueing()
                 return nil
             }

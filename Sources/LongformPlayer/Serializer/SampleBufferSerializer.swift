@@ -234,7 +234,9 @@ final class SampleBufferSerializer: @unchecked Sendable {
             let item = items[enqueuingIndex]
             if item.timelineBase == nil { item.timelineBase = nextItemBase }
             do {
-                guard var buffer = try item.nextSampleBuffer(opened: { _ in eventHandler(.itemOpened(item)) }) else {
+                // A preroll decodes no more than it needs, so that a start or a seek is heard sooner.
+                let maximumDuration = whetherReady ? seconds - enqueued : nil
+                guard var buffer = try item.nextSampleBuffer(maximumDuration: maximumDuration, opened: { _ in eventHandler(.itemOpened(item)) }) else {
                     itemDidFinishEnqueueing(item)
                     continue
                 }

@@ -91,6 +91,9 @@ struct RenderQueue {
         let dropEnd = min(end, retainedFrame)
         while head < chunks.count && chunks[head].endFrame <= dropEnd {
             sampleCount -= chunks[head].samples.count
+            // Freed now, not at the next compaction (up to 64 chunks later): the decoder's next
+            // buffer then reuses this memory instead of faulting in fresh pages.
+            chunks[head].samples = []
             head += 1
         }
         if head > 64 && head * 2 > chunks.count { compact() }

@@ -54,10 +54,11 @@ final class PulseStream: @unchecked Sendable {
         func bytes(_ seconds: Double) -> UInt32 { UInt32(bytesPerSecond * seconds) / UInt32(frameBytes) * UInt32(frameBytes) }
         // No prebuffering: playback starts with the first write, and again at once after a flush.
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(bufferSeconds), prebuf: 0, minreq: bytes(requestSeconds), fragsize: UInt32.max)
-        // libpulse's automatic timing updates start every 10 ms and slow down to every 1.5 s.
+        // Timing is asked for with each write and each flush, which is as often as the clock is
+        // read: libpulse's automatic updates would wake the mainloop several times a second.
         // Adjusting the latency keeps the sink's own buffer small, which is what a flush cannot take
         // back (without it a fresh null sink holds its first 2 s beyond reach).
-        let flags = pa_stream_flags_t(PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
+        let flags = pa_stream_flags_t(PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
         guard pa_stream_connect_playback(stream, sink, &attributes, flags, nil, nil) >= 0 else { throw contextError() }
         while pa_stream_get_state(stream) != PA_STREAM_READY {
             if pa_stream_get_state(stream) == PA_STREAM_FAILED { throw contextError() }
@@ -122,6 +123,8 @@ final class PulseStream: @unchecked Sendable {
         guard let stream, pa_stream_write(stream, samples.baseAddress, samples.count * MemoryLayout<Float>.size, nil, 0, PA_SEEK_RELATIVE) >= 0 else {
             throw contextError()
         }
+        // A fresh timing report for the next reading of the clock; nobody waits for it.
+        if let operation = pa_stream_update_timing_info(stream, nil, nil) { pa_operation_unref(operation) }
     }
 
     /// Drops what the server holds and has not played; returns the frame the next write is

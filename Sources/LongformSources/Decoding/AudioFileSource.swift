@@ -102,10 +102,13 @@ public final class AudioFileSource: @unchecked Sendable {
     /// The buffers' sample rate.
     public var sampleRate: Int { format.sampleRate }
 
-    /// The next buffer of 0.5 to 2 s (shorter only at the end), or nil at the end of the item.
-    /// A damaged stretch in the middle is skipped with a warning; a truncated file ends early.
-    public func nextSampleBuffer() throws(SourceError) -> SampleBuffer? {
-        while pending.frameCount < preferredBufferFrames && !pending.hasFinishedBuffer {
+    /// The next buffer of 0.5 to 2 s (shorter at the end, or when `maximumDuration` asks for less:
+    /// a start needs only its preroll decoded), or nil at the end of the item. It may exceed
+    /// `maximumDuration` by up to one decoded frame. A damaged stretch in the middle is skipped
+    /// with a warning; a truncated file ends early.
+    public func nextSampleBuffer(maximumDuration: Double? = nil) throws(SourceError) -> SampleBuffer? {
+        let wantedFrames = maximumDuration.map { min(preferredBufferFrames, max(1, Int(Double(sampleRate) * $0))) } ?? preferredBufferFrames
+        while pending.frameCount < wantedFrames && !pending.hasFinishedBuffer {
             guard try decodeFrame() else { break }
             appendDecodedFrame()
             if pending.frameCount >= maximumBufferFrames { break }
@@ -127,8 +130,9 @@ public final class AudioFileSource: @unchecked Sendable {
             pending = PCMAccumulator()
         }
         guard let origin = originTimestamp else { return }
-        // Start decoding a little early so that lossy decoders have converged by the target.
-        var leadIn: Int64 = Int64(sampleRate) / 2
+        // Start decoding a little early so that lossy decoders have converged by the target; a
+        // lossless decoder is exact from any frame, and needs only to land before the target.
+        var leadIn: Int64 = decoder.isLossless ? 4096 : Int64(sampleRate) / 2
         while true {
             let startFrame = max(0, target - leadIn)
             let timestamp = origin + av_rescale_q(startFrame, AVRational(num: 1, den: Int32(sampleRate)), streamTimeBase)

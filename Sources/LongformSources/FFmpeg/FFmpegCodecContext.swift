@@ -29,6 +29,12 @@ final class FFmpegCodecContext {
     /// The codec's short name.
     var codecName: String { String(cString: avcodec_get_name(pointer.pointee.codec_id)) }
 
+    /// Whether the codec is lossless (FLAC, ALAC, PCM…): its decoder is exact from any frame.
+    var isLossless: Bool {
+        guard let descriptor = avcodec_descriptor_get(pointer.pointee.codec_id) else { return false }
+        return descriptor.pointee.props & AV_CODEC_PROP_LOSSLESS != 0
+    }
+
     /// Sends a packet, or nil to drain the decoder at the end of the input.
     func send(_ packet: FFmpegPacket?) throws(FFmpegError) {
         try FFmpegError.check(avcodec_send_packet(pointer, packet?.pointer), "avcodec_send_packet")

@@ -53,13 +53,15 @@ final class PlayerSession: @unchecked Sendable {
             input.start { [weak self] key in self?.handle(key) }
         }
         stopSignals = StopSignals([SIGINT, SIGTERM, SIGHUP]) { [weak self] in self?.finish() }
-        // The screen is redrawn four times a second.
-        let interval = 0.25
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
-        timer.setEventHandler { [weak self] in self?.tick() }
-        timer.resume()
-        self.timer = timer
+        if isInteractive {
+            // The screen is redrawn four times a second; without a screen nothing needs waking.
+            let interval = 0.25
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
+            timer.setEventHandler { [weak self] in self?.tick() }
+            timer.resume()
+            self.timer = timer
+        }
         draw()
         // Nothing playable at all: the player may have stopped already (finishing twice is harmless).
         if player.playbackState == .stopped { finish() }
