@@ -36,6 +36,9 @@ final class PlayerController: @unchecked Sendable {
     private var settings: PlayerSettings
     private var routeSpecifier: RouteSpecifier
     private let lastOffsetEvent = Atomic<UInt64>(0)
+    /// The handler that forwards offsets, there only while a client listens: the player's offset
+    /// reports wake several threads ten times a second, most of what playing cost without clients.
+    private let offsetHandler = Mutex<SampleBufferPlayer.EventHandlerToken?>(nil)
     private let artworkCache = Mutex<(id: UUID, artwork: AudioMetadata.Artwork?)?>(nil)
 
     /// A player on `route` (else the saved route, else the machine's default), with the saved
@@ -62,7 +65,8 @@ final class PlayerController: @unchecked Sendable {
         player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)
         do { try synchronizer.addRenderer(renderer) } catch { throw .unavailable("cannot play to \(specifier): \(error)") }
         recorder = PlayerStateRecorder(player: player, store: store)
-        player.addEventHandler(includingOffsets: true) { [weak self] event in self?.publish(event) }
+        player.addEventHandler(includingOffsets: false) { [weak self] event in self?.publish(event) }
+        events.onSubscribersChange { [weak self] in self?.updateOffsetHandler() }
         if let saved, !saved.entries.isEmpty {
             player.restore(saved.entries, currentIndex: saved.currentIndex, offset: saved.offset, isPlaying: saved.playbackState == .playing)
         }
@@ -345,6 +349,21 @@ final class PlayerController: @unchecked Sendable {
 
     /// Every client's first event: the whole state.
     func stateEvent() -> ServerEvent { ServerEvent(name: "state", payload: state()) }
+
+    /// Asks the player for offsets while at least one client listens, and stops asking after the last.
+    private func updateOffsetHandler() {
+        offsetHandler.withLock { token in
+            let isWanted = events.subscriberCount > 0
+            if isWanted, token == nil {
+                token = player.addEventHandler(includingOffsets: true) { [weak self] event in
+                    if case .offsetChanged = event { self?.publish(event) }
+                }
+            } else if !isWanted, let current = token {
+                player.removeEventHandler(current)
+                token = nil
+            }
+        }
+    }
 
     private func publish(_ event: PlayerEvent) {
         switch event {

@@ -24,8 +24,20 @@ final class EventHub: Sendable {
     /// clients' writes.
     private let sendQueue = DispatchQueue(label: "longform.server.events")
 
+    /// Called, outside the hub's lock, after a client came or went.
+    private let subscribersDidChange = Mutex<(@Sendable () -> Void)?>(nil)
+
     /// The number of connected clients.
     var subscriberCount: Int { subscribers.withLock { $0.count } }
+
+    /// Calls `handler` after every arrival or departure of a client (it reads `subscriberCount`).
+    func onSubscribersChange(_ handler: @escaping @Sendable () -> Void) {
+        subscribersDidChange.withLock { $0 = handler }
+    }
+
+    private func notifySubscribersChanged() {
+        subscribersDidChange.withLock { $0 }?()
+    }
 
     /// A new client's stream: the event `first` makes (the current state), then every event
     /// published from the moment of the call. Events published while `first` runs follow it: the
@@ -35,6 +47,7 @@ final class EventHub: Sendable {
         let id = UUID()
         continuation.onTermination = { [weak self] _ in
             _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
+            self?.notifySubscribersChanged()
         }
         let isOpen = subscribers.withLock { subscribers in
             guard !isFinished.load(ordering: .acquiring) else { return false }
@@ -53,6 +66,7 @@ final class EventHub: Sendable {
             for text in held { continuation.yield(text) }
             subscribers[id]?.held = nil
         }
+        notifySubscribersChanged()
         return stream
     }
 
@@ -92,5 +106,6 @@ final class EventHub: Sendable {
             return subscribers.values.map(\.continuation)
         }
         for continuation in all { continuation.finish() }
+        notifySubscribersChanged()
     }
 }
