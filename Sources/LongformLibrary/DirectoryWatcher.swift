@@ -14,6 +14,9 @@ final class DirectoryWatcher: @unchecked Sendable {
     private let onChange: @Sendable () -> Void
     private let logger = Logger(label: LogLabel.library)
     private let descriptor: Int32
+    /// A pipe whose write end `stop()` writes to: the watcher sleeps in `poll` without a timeout
+    /// while nothing is pending, and this wakes it.
+    private let stopPipe: (read: Int32, write: Int32)
     private let isStopped = NSLock()
     private var stopRequested = false
     private var thread: Thread?
@@ -27,6 +30,14 @@ final class DirectoryWatcher: @unchecked Sendable {
             Logger(label: LogLabel.library).warning("library: cannot watch for changes: inotify_init1: \(String(cString: strerror(errno)))")
             return nil
         }
+        var ends: [Int32] = [0, 0]
+        if pipe(&ends) != 0 {
+            Logger(label: LogLabel.library).warning("library: cannot watch for changes: pipe: \(String(cString: strerror(errno)))")
+            close(descriptor)
+            return nil
+        }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        self.stopPipe = (ends[0], ends[1])
         self.descriptor = descriptor
         self.directories = directories
         self.quietInterval = quietInterval
@@ -42,11 +53,14 @@ final class DirectoryWatcher: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops watching; the thread ends (and closes its inotify descriptor) within 0.2 s.
+    /// Stops watching; the thread wakes at once and ends (closing its descriptors).
     func stop() {
         isStopped.lock()
+        defer { isStopped.unlock() }
+        guard !stopRequested else { return }
         stopRequested = true
-        isStopped.unlock()
+        var byte: UInt8 = 1
+        _ = write(stopPipe.write, &byte, 1)
     }
 
     private var shouldStop: Bool {
@@ -78,9 +92,11 @@ final class DirectoryWatcher: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var pendingSince: Double?
         while !shouldStop {
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, 200)
-            if ready > 0 {
+            var pollers = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
+            // Asleep until something changes; once something has, until the quiet interval is over.
+            let timeout = pendingSince.map { since in Int32(max(0, (since + quietInterval - Double(HostClock.now()) / 1e9) * 1000).rounded(.up)) } ?? -1
+            let ready = poll(&pollers, 2, timeout)
+            if ready > 0 && pollers[0].revents != 0 {
                 // The events' content does not matter: any change means a rescan.
                 while buffer.withUnsafeMutableBytes({ read(descriptor, $0.baseAddress, $0.count) }) > 0 {}
                 pendingSince = Double(HostClock.now()) / 1e9
@@ -91,7 +107,9 @@ final class DirectoryWatcher: @unchecked Sendable {
                 onChange()
             }
         }
-        // The thread owns the descriptor from `start()` on: closed here, once it no longer reads it.
+        // The thread owns the descriptors from `start()` on: closed here, once it no longer reads them.
         close(descriptor)
+        close(stopPipe.read)
+        close(stopPipe.write)
     }
 }

@@ -95,10 +95,12 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                         count = min(count, Int(max(queued, needed, 0)))
                     }
                     guard count > 0 else {
-                        // Enough is written and the rest is still being enqueued: look again when the
-                        // server is down to the low-water mark (at least 10 ms from now), or at once on a rewind.
-                        let lowWater = clock.hostTime(ofFrame: frame - lowWaterFrames)
-                        if let target = rewinds.wait(untilNanoseconds: max(lowWater, HostClock.now() + 10_000_000)) { rewinds.post(frame: target) }
+                        // Enough is written and the rest is still being enqueued (or nothing plays):
+                        // look again when the server is down to half the low-water mark, and top it
+                        // up then, or at once on a rewind. Half, not all of it: paused or stopped,
+                        // the route wakes 20 times a second instead of 100.
+                        let halfLowWater = clock.hostTime(ofFrame: frame - lowWaterFrames / 2)
+                        if let target = rewinds.wait(untilNanoseconds: max(halfLowWater, HostClock.now() + 10_000_000)) { rewinds.post(frame: target) }
                         continue
                     }
                     try buffer.withUnsafeMutableBufferPointer { pointer in
