@@ -1,4 +1,5 @@
 import ArgumentParser
+import LongformCore
 
 /// Where a daemon listens, as `--http` and `--listen` take it: `HOST:PORT`, `[IPv6]:PORT`, or
 /// `PORT` alone (on 127.0.0.1).
@@ -15,12 +16,8 @@ struct ListenAddress {
         if let port = Int(text) {
             host = "127.0.0.1"
             portText = Substring(String(port))
-        } else if text.hasPrefix("["), let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") {
-            host = text[text.index(after: text.startIndex)..<close]
-            portText = text[text.index(close, offsetBy: 2)...]
-        } else if let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") {
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
+        } else if let parts = HostAndPort.split(Substring(text)) {
+            (host, portText) = parts
         } else {
             throw ValidationError("\(option) \(text): give HOST:PORT, [IPv6]:PORT or PORT")
         }
