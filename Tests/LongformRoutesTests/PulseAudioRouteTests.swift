@@ -143,7 +143,7 @@ final class MonitorRecording {
     /// Starts parec and returns once it really captures (the monitor's silence arrives): a new
     /// stream on this VM's PulseAudio can take a second to start.
     init(server: String) throws {
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         recorder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         recorder.arguments = ["parec", "-d", "\(PulseAudioServer.sinkName).monitor", "--format=s16le", "--rate=44100", "--channels=2", "--raw", "--latency-msec=20"]
         recorder.environment = ProcessInfo.processInfo.environment.merging(["PULSE_SERVER": server]) { $1 }

@@ -15,6 +15,7 @@ final class ClockServer: @unchecked Sendable {
     init() throws(SocketError) {
         socket = try PosixSocket.boundDatagramSocket()
         socket.setTimeouts(seconds: 0.25)
+        socket.stampArrivals()
         port = socket.localPort
     }
 
@@ -23,12 +24,13 @@ final class ClockServer: @unchecked Sendable {
         let socket = socket
         thread.start(name: "longform.route.speaker.clock") { thread in
             while !thread.shouldStop {
-                guard let (bytes, sender, length) = socket.receiveDatagram() else { continue }
-                let received = HostClock.now()
+                guard let datagram = socket.receiveDatagram() else { continue }
                 // Anything that is not a request is dropped without an answer.
-                guard let request = ClockExchange.decodeRequest(bytes) else { continue }
-                let reply = ClockExchange.Reply(sequence: request.sequence, t1: request.t1, t2: received, t3: HostClock.now())
-                socket.sendDatagram(ClockExchange.encode(reply), to: sender, length: length)
+                guard let request = ClockExchange.decodeRequest(datagram.bytes) else { continue }
+                // t2 is when the request arrived, stamped by the system: time it waited for this
+                // thread (a busy host) counts as time held here, not as time on the network.
+                let reply = ClockExchange.Reply(sequence: request.sequence, t1: request.t1, t2: datagram.receivedAt, t3: HostClock.now())
+                socket.sendDatagram(ClockExchange.encode(reply), to: datagram.sender, length: datagram.senderLength)
             }
         }
     }

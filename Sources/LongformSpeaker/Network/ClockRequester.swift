@@ -1,69 +1,107 @@
 import Logging
 import LongformCore
+import LongformRoutes
 import LongformSpeakerProtocol
-import NIOCore
 import Synchronization
 
 /// Asks the sender's timing port for its clock: ten times a second while the estimate is poor or
 /// young, once a second after; takes only replies that match a request it sent.
-final class ClockRequester: ChannelInboundHandler, @unchecked Sendable {
-    typealias InboundIn = AddressedEnvelope<ByteBuffer>
-    typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+///
+/// On its own thread with a plain UDP socket, not on the event loop that reads the audio: a reply
+/// must not wait behind minutes of audio arriving. The system stamps each reply's arrival, so a
+/// busy host (the thread woken late) does not read as a slow network.
+final class ClockRequester: Sendable {
+    /// Where to ask, as set by the connection; the thread opens a socket for each new one.
+    private struct Target: Equatable {
+        var host: String
+        var port: Int
+    }
 
     private let session: LockedSession
     private let logger = Logger(label: "longform.speaker.clock")
-    /// On the event loop only.
-    private var target: SocketAddress?
-    private var outstanding: [UInt32: UInt64] = [:]
-    private var sequence: UInt32 = 0
-    private var requestsSent = 0
-    private var context: ChannelHandlerContext?
-    private var task: RepeatedTask?
+    private let thread = RouteThread()
+    /// The target, and a count that changes with each `setTarget` (the same sender again gets a fresh start).
+    private let target = Mutex<(target: Target?, generation: Int)>((nil, 0))
 
+    /// A requester for `session`'s clock; `start()` begins.
     init(session: LockedSession) {
         self.session = session
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
-        self.context = context
-        task = context.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(100), delay: .milliseconds(100)) { [weak self] _ in self?.tick() }
+    /// Asks `host`:`port` (a numeric address) from now on.
+    func setTarget(host: String, port: Int) {
+        target.withLock { $0 = (Target(host: host, port: port), $0.generation + 1) }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        task?.cancel()
-        self.context = nil
+    /// Stops asking until the next `setTarget`.
+    func clearTarget() {
+        target.withLock { $0 = (nil, $0.generation + 1) }
     }
 
-    /// Where requests go from now on (nil: nowhere). On the event loop.
-    func setTarget(_ address: SocketAddress?) {
-        target = address
-        outstanding.removeAll()
-        requestsSent = 0
+    /// Starts the thread.
+    func start() {
+        thread.start(name: "longform.speaker.clock") { [self] thread in run(thread) }
     }
 
-    private func tick() {
-        guard let target, let context else { return }
-        let isGood = session.withLock { $0.clock.isGood }
-        // Ten a second for the first 10 s and while poor; then one a second.
-        requestsSent += 1
-        if isGood && requestsSent > 100 && requestsSent % 10 != 0 { return }
-        sequence &+= 1
-        let now = HostClock.now()
-        outstanding[sequence] = now
-        if outstanding.count > 32, let oldest = outstanding.keys.min() { outstanding.removeValue(forKey: oldest) }
-        let bytes = ClockExchange.encode(ClockExchange.Request(sequence: sequence, t1: now))
-        let envelope = AddressedEnvelope(remoteAddress: target, data: context.channel.allocator.buffer(bytes: bytes))
-        context.writeAndFlush(wrapOutboundOut(envelope), promise: nil)
+    /// Stops the thread and waits for it.
+    func stop() {
+        thread.stop(waiting: true)
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let arrived = HostClock.now()
-        let envelope = unwrapInboundIn(data)
-        guard envelope.remoteAddress == target, let reply = ClockExchange.decodeReply(envelope.data.readableBytesView),
-              outstanding.removeValue(forKey: reply.sequence) == reply.t1 else {
-            // Not an answer to a request of ours: dropped without a word (a flood costs nothing).
-            return
+    private func run(_ thread: RouteThread) {
+        var generation = 0
+        var socket: PosixSocket?
+        var outstanding: [UInt32: UInt64] = [:]
+        var sequence: UInt32 = 0
+        var requestsSent = 0
+        var nextRequest = HostClock.now()
+        while !thread.shouldStop {
+            let (wanted, wantedGeneration) = target.withLock { $0 }
+            if wantedGeneration != generation {
+                generation = wantedGeneration
+                outstanding.removeAll()
+                requestsSent = 0
+                nextRequest = HostClock.now()
+                socket = nil
+                if let wanted {
+                    do {
+                        let opened = try PosixSocket.connectedDatagramSocket(host: wanted.host, port: wanted.port)
+                        opened.stampArrivals()
+                        opened.setTimeouts(seconds: 0.1)
+                        socket = opened
+                    } catch {
+                        logger.warning("speaker: cannot ask \(wanted.host):\(wanted.port) for the clock: \(error)")
+                    }
+                }
+            }
+            guard let socket else {
+                HostClock.sleep(untilNanoseconds: HostClock.now() + 50_000_000)
+                continue
+            }
+            let now = HostClock.now()
+            if now >= nextRequest {
+                sequence &+= 1
+                let t1 = HostClock.now()
+                outstanding[sequence] = t1
+                if outstanding.count > 32, let oldest = outstanding.keys.min() { outstanding.removeValue(forKey: oldest) }
+                socket.sendDatagram(ClockExchange.encode(ClockExchange.Request(sequence: sequence, t1: t1)))
+                requestsSent += 1
+                // Ten a second for the first 10 s and while poor; then one a second.
+                let isGood = session.withLock { $0.clock.isGood }
+                nextRequest = t1 + (isGood && requestsSent > 100 ? 1_000_000_000 : 100_000_000)
+            }
+            // Waits for replies until the next request, but looks at the target and the stop
+            // flag at least every 100 ms.
+            let wait = min(nextRequest &- min(HostClock.now(), nextRequest), 100_000_000)
+            guard socket.waitUntilReadable(milliseconds: Int32(wait / 1_000_000)) else { continue }
+            // A refused send (nothing on the sender's port yet) surfaces here as an error: nil.
+            guard let datagram = socket.receiveDatagram(),
+                  let reply = ClockExchange.decodeReply(datagram.bytes),
+                  outstanding.removeValue(forKey: reply.sequence) == reply.t1 else {
+                // Not an answer to a request of ours: dropped without a word (a flood costs nothing).
+                continue
+            }
+            session.withLock { $0.receiveClockReply(reply, at: datagram.receivedAt) }
         }
-        session.withLock { $0.receiveClockReply(reply, at: arrived) }
     }
 }

@@ -93,8 +93,8 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
             isActiveSender = true
             decoder.maximumPayloadLength = SpeakerFrame.maximumPayloadLength
             logger.info("speaker: sender \(name) at \(peer)")
-            if let address = context.remoteAddress, let timing = try? SocketAddress(ipAddress: address.ipAddress ?? "127.0.0.1", port: Int(timingPort)) {
-                service.clockTarget(timing)
+            if let host = context.remoteAddress?.ipAddress {
+                service.clockTarget(host: host, port: Int(timingPort))
             }
         } else if !isActiveSender {
             refuse("speaker: \(peer) sent \(message.type) before hello; closing", code: 400, message: "hello first", context: context)

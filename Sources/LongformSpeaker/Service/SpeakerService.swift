@@ -22,8 +22,7 @@ public final class SpeakerService: @unchecked Sendable {
     /// At most this many connections at once (the sender, and a few refused or waiting).
     static let maximumConnections = 8
     private var serverChannel: (any Channel)?
-    private var clockChannel: (any Channel)?
-    private var clockRequester: ClockRequester?
+    private let clockRequester: ClockRequester
 
     /// A speaker with `configuration` playing to `route` (started by `start`).
     public init(configuration: SpeakerSession.Configuration, route: any AudioRoute) {
@@ -32,6 +31,7 @@ public final class SpeakerService: @unchecked Sendable {
         session = LockedSession(SpeakerSession(configuration: configuration))
         self.route = route
         output = SpeakerOutput(session: session, route: route)
+        clockRequester = ClockRequester(session: session)
     }
 
     /// The sender's name while one is connected.
@@ -43,13 +43,7 @@ public final class SpeakerService: @unchecked Sendable {
     /// Starts the route and listens on `host`:`port` (0: any free port); returns the port.
     public func start(host: String, port: Int) throws -> Int {
         try route.start(pullingFrom: output)
-        let requester = ClockRequester(session: session)
-        clockRequester = requester
-        clockChannel = try DatagramBootstrap(group: group)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(requester) }
-            }
-            .bind(host: host.contains(":") ? "::" : "0.0.0.0", port: 0).wait()
+        clockRequester.start()
         serverChannel = try ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -63,8 +57,8 @@ public final class SpeakerService: @unchecked Sendable {
     /// Stops listening, the clock and the route.
     public func stop() {
         try? serverChannel?.close().wait()
-        try? clockChannel?.close().wait()
         try? group.syncShutdownGracefully()
+        clockRequester.stop()
         route.stop(waiting: true)
     }
 
@@ -93,11 +87,11 @@ public final class SpeakerService: @unchecked Sendable {
         sender.withLock { sender in
             if sender?.connection == ObjectIdentifier(connection) { sender = nil }
         }
-        clockChannel?.eventLoop.execute { [clockRequester] in clockRequester?.setTarget(nil) }
+        clockRequester.clearTarget()
     }
 
-    /// Clock requests go to `address` from now on.
-    func clockTarget(_ address: SocketAddress) {
-        clockChannel?.eventLoop.execute { [clockRequester] in clockRequester?.setTarget(address) }
+    /// Clock requests go to `host` (a numeric address) and `port` from now on.
+    func clockTarget(host: String, port: Int) {
+        clockRequester.setTarget(host: host, port: port)
     }
 }
