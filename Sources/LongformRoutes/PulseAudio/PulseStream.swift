@@ -134,7 +134,10 @@ final class PulseStream: @unchecked Sendable {
         lock()
         defer { unlock() }
         guard let stream else { throw contextError() }
-        try runToCompletion(pa_stream_flush(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, UnsafeMutableRawPointer(mainloop)))
+        // Both requests go out at once and only the second is waited for: the server answers in
+        // order, so the timing that comes back is the one after the flush (one round trip, not two).
+        guard let flushing = pa_stream_flush(stream, nil, nil) else { throw contextError() }
+        pa_operation_unref(flushing)
         try runToCompletion(pa_stream_update_timing_info(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, UnsafeMutableRawPointer(mainloop)))
         guard let timing = pa_stream_get_timing_info(stream) else { throw contextError() }
         return (timing.pointee.write_index / Int64(frameBytes), heardFrameLocked())
