@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import LongformCore
 import LongformRoutes
@@ -22,6 +23,8 @@ final class ClockRequester: Sendable {
     private let thread = RouteThread()
     /// The target, and a count that changes with each `setTarget` (the same sender again gets a fresh start).
     private let target = Mutex<(target: Target?, generation: Int)>((nil, 0))
+    /// Signalled on a new target and on stop: the thread sleeps on it while it has no target.
+    private let wake = DispatchSemaphore(value: 0)
 
     /// A requester for `session`'s clock; `start()` begins.
     init(session: LockedSession) {
@@ -31,6 +34,7 @@ final class ClockRequester: Sendable {
     /// Asks `host`:`port` (a numeric address) from now on.
     func setTarget(host: String, port: Int) {
         target.withLock { $0 = (Target(host: host, port: port), $0.generation + 1) }
+        wake.signal()
     }
 
     /// Stops asking until the next `setTarget`.
@@ -45,6 +49,8 @@ final class ClockRequester: Sendable {
 
     /// Stops the thread and waits for it.
     func stop() {
+        thread.stop(waiting: false)
+        wake.signal()
         thread.stop(waiting: true)
     }
 
@@ -75,7 +81,8 @@ final class ClockRequester: Sendable {
                 }
             }
             guard let socket else {
-                HostClock.sleep(untilNanoseconds: HostClock.now() + 50_000_000)
+                // No sender: nothing to ask until a target or a stop wakes the thread.
+                _ = wake.wait(timeout: .now() + 1)
                 continue
             }
             let now = HostClock.now()
