@@ -208,7 +208,8 @@ package final class PosixSocket: @unchecked Sendable {
         package var receivedAt: UInt64
     }
 
-    /// A datagram; nil when the receive timeout passed first.
+    /// A datagram; nil when the receive timeout passed first or the receive failed (on a
+    /// connected socket, the peer's port refusing an earlier datagram).
     package func receiveDatagram(maximumLength: Int = 512) -> Datagram? {
         var bytes = [UInt8](repeating: 0, count: maximumLength)
         var sender = sockaddr_storage()
