@@ -261,22 +261,27 @@ package final class PosixSocket: @unchecked Sendable {
     /// A CLOCK_REALTIME stamp (the only clock the system stamps datagrams with) as host-clock
     /// nanoseconds: now on the host clock minus how long ago the stamp was.
     private static func hostTime(ofRealTime stamp: timespec) -> UInt64 {
-        // The two clocks are read as a pair: the host clock between two readings of the wall
-        // clock, the closest of three tries. A thread preempted between two single readings would
-        // date the datagram that much too early, and so make its round trip look shorter: the
-        // very samples a clock estimate prefers.
-        var best: (host: UInt64, real: Int64, bracket: Int64)?
+        let (host, real) = hostAndRealTimeNow()
+        let age = real - (Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec))
+        // A wall clock stepped back since (or a stamp from an odd clock) reads as "just now".
+        guard age > 0, age < 10_000_000_000 else { return host }
+        return host - UInt64(age)
+    }
+
+    /// The host clock and the wall clock at one instant. The host clock is read between two
+    /// readings of the wall clock, the closest of three tries: a thread preempted between two
+    /// single readings would date a datagram that much too early, and so make its round trip look
+    /// shorter, which makes it the very sample a clock estimate prefers.
+    private static func hostAndRealTimeNow() -> (host: UInt64, real: Int64) {
+        var best = (host: UInt64(0), real: Int64(0), bracket: Int64.max)
         for _ in 0..<3 {
             let before = realTimeNanoseconds()
             let host = HostClock.now()
             let after = realTimeNanoseconds()
-            if best == nil || after - before < best!.bracket { best = (host, before + (after - before) / 2, after - before) }
-            if after - before < 2_000 { break }
+            if after - before < best.bracket { best = (host, before + (after - before) / 2, after - before) }
+            if best.bracket < 2_000 { break }
         }
-        let age = best!.real - (Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec))
-        // A wall clock stepped back since (or a stamp from an odd clock) reads as "just now".
-        guard age > 0, age < 10_000_000_000 else { return best!.host }
-        return best!.host - UInt64(age)
+        return (best.host, best.real)
     }
 
     /// The wall clock (CLOCK_REALTIME) in nanoseconds.

@@ -13,7 +13,7 @@ import Synchronization
 /// busy host (the thread woken late) does not read as a slow network.
 final class ClockRequester: Sendable {
     /// Where to ask, as set by the connection; the thread opens a socket for each new one.
-    private struct Target: Equatable {
+    private struct Target {
         var host: String
         var port: Int
     }
@@ -85,10 +85,9 @@ final class ClockRequester: Sendable {
                 _ = wake.wait(timeout: .now() + 1)
                 continue
             }
-            let now = HostClock.now()
-            if now >= nextRequest {
+            let t1 = HostClock.now()
+            if t1 >= nextRequest {
                 sequence &+= 1
-                let t1 = HostClock.now()
                 outstanding[sequence] = t1
                 if outstanding.count > 32, let oldest = outstanding.keys.min() { outstanding.removeValue(forKey: oldest) }
                 socket.sendDatagram(ClockExchange.encode(ClockExchange.Request(sequence: sequence, t1: t1)))
@@ -99,7 +98,8 @@ final class ClockRequester: Sendable {
             }
             // Waits for replies until the next request, but looks at the target and the stop
             // flag at least every 100 ms.
-            let wait = min(nextRequest &- min(HostClock.now(), nextRequest), 100_000_000)
+            let now = HostClock.now()
+            let wait = min(nextRequest > now ? nextRequest - now : 0, 100_000_000)
             guard socket.waitUntilReadable(milliseconds: Int32(wait / 1_000_000)) else { continue }
             // A refused send (nothing on the sender's port yet) surfaces here as an error: nil.
             guard let datagram = socket.receiveDatagram(),
