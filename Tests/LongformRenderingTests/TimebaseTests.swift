@@ -97,4 +97,17 @@ import Testing
         timebase.routeResumed(atTick: 110, afterRewindTo: 105)        // ... heard from 110, from its start
         #expect(timebase.segment(forTick: 110).segment.time(atTick: 110, ticksPerSecond: 1_000) == Self.ms(9_000))
     }
+
+    @Test func theEarliestTimeAheadIsWhereAJumpBackLands() {
+        let clock = ManualClock(rewindMargin: 5)
+        let timebase = Timebase(clock: clock)
+        timebase.setRate(1, time: Self.ms(10_000), atHostTime: nil)   // 10 s from tick 5
+        clock.set(heard: 1_000, rendered: 1_000)
+        timebase.setRate(0, time: .invalid, atHostTime: nil)           // stopped at 11 s from tick 1005
+        clock.set(heard: 1_500, rendered: 1_500)
+        timebase.setRate(1, time: .zero, atHostTime: nil)              // 0 s from tick 1505
+        #expect(timebase.earliestTime(fromTick: 500) == .zero)
+        #expect(timebase.earliestTime(fromTick: 2_000) == Self.ms(495))
+        #expect(timebase.earliestTime(fromTick: 1_200) == .zero)
+    }
 }

@@ -542,15 +542,17 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         return produced
     }
 
-    /// On a rewindable route, the media frame heard a second ago: audio from there on may be
-    /// rendered again and stays queued (a route resumes after the frame heard, but its idea of
-    /// that frame can be off). `Int64.max` (keep nothing played) on other routes.
+    /// On a rewindable route, the earliest media frame the timeline plays from a second ago on:
+    /// audio from there on may be rendered again and stays queued (a route resumes after the frame
+    /// heard, but its idea of that frame can be off). Not simply the frame heard a second ago: after
+    /// a restart from an earlier time (play from stopped, a seek back), the frames just rendered lie
+    /// before it, and a route that resumes before the restart's first frame renders them again.
+    /// `Int64.max` (keep nothing played) on other routes.
     private func retainedMediaFrame(_ timebase: Timebase) -> Int64 {
         let route = state.withLock { $0.route }
         guard Self.rewinds(route, timelineOf: timebase) else { return .max }
         let sampleRate = Int64(route.format.sampleRate)
-        let heard = route.clock.currentFrame() - sampleRate
-        return timebase.segment(forTick: heard).segment.time(atTick: heard, ticksPerSecond: sampleRate)
+        return timebase.earliestTime(fromTick: route.clock.currentFrame() - sampleRate)
             .convertScale(Int32(sampleRate), method: .roundTowardNegativeInfinity).value
     }
 

@@ -89,6 +89,20 @@ public final class Timebase: Sendable {
         state.withLock { Self.lookup(in: $0, tick: tick) }
     }
 
+    /// The earliest media time the timeline reads at `tick` or any later tick: where a jump back
+    /// (a restart, a seek to an earlier time) lies ahead, the time it jumps back to.
+    public func earliestTime(fromTick tick: Int64) -> MediaTime {
+        state.withLock { state in
+            let ticksPerSecond = state.clock.ticksPerSecond
+            let first = Self.governingIndex(in: state.segments, tick: tick)
+            var earliest = state.segments[first].time(atTick: tick, ticksPerSecond: ticksPerSecond)
+            for segment in state.segments[(first + 1)...] where segment.time.isNumeric {
+                earliest = min(earliest, segment.time(atTick: segment.effectiveTick, ticksPerSecond: ticksPerSecond))
+            }
+            return earliest
+        }
+    }
+
     /// The segment for rendering ticks `tick..<tick + count`, claiming them: until `releaseRenderClaim`,
     /// a rate or time change applies only after them, so that none of them is rendered by the old
     /// segment while the new one says otherwise.
