@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // C libraries, each behind a system-library target. Only the module
@@ -48,7 +49,7 @@ let package = Package(
         // Layer 4: concrete routes (null, WAV, PulseAudio, ALSA).
         .target(name: "LongformRoutes", dependencies: ["LongformCore", "LongformRendering", "LongformSpeakerProtocol", "CPulse", "CALSA", .product(name: "Logging", package: "swift-log")]),
         // Layer 4: the wire protocol between the speaker route and `longform speaker` (docs/speaker-protocol.md).
-        .target(name: "LongformSpeakerProtocol"),
+        .target(name: "LongformSpeakerProtocol", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // Layer 5: what enqueues items into a renderer.
         .target(name: "LongformPlayer", dependencies: ["LongformCore", "LongformSources", "LongformRendering", .product(name: "Logging", package: "swift-log")]),
         // Layer 5: what survives a restart: the playlist and where it was, in SQLite (GRDB).
@@ -72,7 +73,7 @@ let package = Package(
         // Layer 6: the command line.
         .executableTarget(name: "longform", dependencies: [
             "LongformCore", "LongformSources", "LongformRendering", "LongformRoutes", "LongformPlayer", "LongformStore", "LongformServer", "LongformSpeaker",
-            .product(name: "Logging", package: "swift-log"),
+            "LongformSpeakerProtocol", .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

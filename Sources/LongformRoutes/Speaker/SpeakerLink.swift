@@ -15,6 +15,8 @@ final class SpeakerLink: @unchecked Sendable {
     private let index: Int
     private let feed: SpeakerFeed
     private let hello: SpeakerMessage
+    /// Proven to a speaker that challenges the hello; nil: such a speaker is refused.
+    private let pairingSecret: PairingSecret?
     /// The frame from which a speaker that holds nothing of this session starts.
     private let startFrame: @Sendable () -> Int64
     private let thread = RouteThread()
@@ -22,7 +24,9 @@ final class SpeakerLink: @unchecked Sendable {
     private let logger = Logger(label: LogLabel.speakerRoute)
 
     /// A link to speaker `index` of `feed` at `endpoint`.
-    init(endpoint: SpeakerEndpoint, index: Int, feed: SpeakerFeed, hello: SpeakerMessage, startFrame: @escaping @Sendable () -> Int64) {
+    init(endpoint: SpeakerEndpoint, index: Int, feed: SpeakerFeed, hello: SpeakerMessage, pairingSecret: PairingSecret?,
+         startFrame: @escaping @Sendable () -> Int64) {
+        self.pairingSecret = pairingSecret
         self.endpoint = endpoint
         self.index = index
         self.feed = feed
@@ -84,8 +88,9 @@ final class SpeakerLink: @unchecked Sendable {
         }
         try socket.sendAll(hello.encoded(), while: isAlive)
 
-        // The welcome, read here; then the rest on a reader thread.
+        // The welcome (after pairing, if the speaker asks for it), read here; then the rest on a reader thread.
         var decoder = SpeakerFrameDecoder()
+        var sealer: FrameSealer?
         var welcome: (name: String, capacity: UInt64, end: Int64)?
         let deadline = HostClock.now() + 5_000_000_000
         while welcome == nil {
@@ -96,6 +101,17 @@ final class SpeakerLink: @unchecked Sendable {
             while welcome == nil, let frame = try decoder.nextFrame() {
                 guard case .message(let message) = frame else { continue }
                 switch message {
+                case .challenge(let speakerNonce):
+                    guard let secret = pairingSecret, sealer == nil, case .hello(let sessionID, _, _) = hello else {
+                        throw LinkError(description: "the speaker requires a pairing secret (set \(PairingSecret.environmentVariable))")
+                    }
+                    let senderNonce = PairingHandshake.makeNonce()
+                    let proof = PairingHandshake.proof(secret: secret, sessionID: sessionID, speakerNonce: speakerNonce, senderNonce: senderNonce)
+                    try socket.sendAll(SpeakerMessage.proof(nonce: senderNonce, proof: proof).encoded(), while: isAlive)
+                    // From here on both directions are sealed: the welcome opens only if the speaker knows the secret too.
+                    let keys = PairingHandshake.sessionKeys(secret: secret, speakerNonce: speakerNonce, senderNonce: senderNonce)
+                    sealer = FrameSealer(key: keys.senderToSpeaker)
+                    decoder.opener = FrameOpener(key: keys.speakerToSender)
                 case .welcome(let name, let capacity, let end): welcome = (name, capacity, end)
                 case .error(let code, let text): throw LinkError(description: "refused (\(code)): \(text)")
                 default: continue
@@ -104,7 +120,7 @@ final class SpeakerLink: @unchecked Sendable {
         }
         lastReceived.store(HostClock.now(), ordering: .relaxed)
         let initial = feed.linkDidConnect(index, bufferEndFrame: welcome!.end, capacityFrames: welcome!.capacity, startFrame: startFrame())
-        logger.info("speaker \(endpoint): connected to \(welcome!.name)\(welcome!.end >= 0 ? ", resuming after frame \(welcome!.end)" : "")")
+        logger.info("speaker \(endpoint): connected to \(welcome!.name)\(sealer != nil ? " (paired, encrypted)" : "")\(welcome!.end >= 0 ? ", resuming after frame \(welcome!.end)" : "")")
 
         let readerDone = DispatchSemaphore(value: 0)
         let closeReason = Mutex<String?>(nil)
@@ -133,7 +149,7 @@ final class SpeakerLink: @unchecked Sendable {
 
         var lastSent = HostClock.now()
         let send: ([SpeakerMessage]) throws -> Void = { messages in
-            for message in messages { try socket.sendAll(message.encoded(), while: isAlive) }
+            for message in messages { try socket.sendAll(sealer?.seal(message) ?? message.encoded(), while: isAlive) }
             lastSent = HostClock.now()
         }
         do {

@@ -60,9 +60,14 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
         var clockServer: ClockServer
     }
 
+    /// The secret for speakers that require pairing, or why the one given cannot be used (told when the route starts).
+    private let pairingSecret: Result<PairingSecret?, PairingSecret.Refusal>
+
     /// A route to `endpoints` at `sampleRate` with `channelCount` channels (sent as Float32: lossless).
+    /// The pairing secret, for speakers that require one, is `LONGFORM_SPEAKER_SECRET`'s.
     public init(endpoints: [SpeakerEndpoint], sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 180,
                 senderName: String = ProcessInfo.processInfo.hostName) {
+        pairingSecret = Result { () throws(PairingSecret.Refusal) in try PairingSecret.fromEnvironment() }
         self.endpoints = endpoints
         self.senderName = senderName
         name = "speaker:" + endpoints.map(\.description).joined(separator: ",")
@@ -72,6 +77,8 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
     }
 
     public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
+        let secret: PairingSecret?
+        do { secret = try pairingSecret.get() } catch { throw RouteError(route: name, reason: "\(PairingSecret.environmentVariable): \(error)") }
         // The last run ends first, and the clock starts over before any link reads it.
         thread.stop(waiting: true)
         stopConnections(running.withLock { running in defer { running = nil }; return running })
@@ -87,7 +94,7 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
         let links = endpoints.enumerated().map { index, endpoint in
             // A speaker that holds nothing starts at the first frame, or, once the route plays, just
             // ahead of the frame heard.
-            SpeakerLink(endpoint: endpoint, index: index, feed: feed, hello: hello) {
+            SpeakerLink(endpoint: endpoint, index: index, feed: feed, hello: hello, pairingSecret: secret) {
                 clock.isRunning ? clock.currentFrame() + (clock.rewindMarginFrames ?? 0) : 0
             }
         }

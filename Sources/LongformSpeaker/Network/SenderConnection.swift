@@ -8,6 +8,8 @@ import Synchronization
 /// back; the speaker's status every second and every quarter second of audio received; reading paused while the buffer is full (TCP's flow
 /// control then holds the sender); closed after 10 s without a frame (a half-open connection) or
 /// on a protocol error, which is logged with the peer's address. The buffer survives a close.
+/// A speaker with a pairing secret challenges the sender's hello and, once it has proven that it
+/// knows the secret, seals and opens every later frame (docs/speaker-protocol.md, "Pairing").
 final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -27,6 +29,19 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     private var warnedTypes = Set<UInt8>()
     private var framesSinceStatus = 0
     private var peer = "?"
+    private var pairing: Pairing = .unpaired
+    /// Seals what this side sends once the sender has paired.
+    private var sealer: FrameSealer?
+
+    /// Where a connection to a speaker that requires a secret stands.
+    private enum Pairing {
+        /// No proof yet (or none needed: the speaker has no secret).
+        case unpaired
+        /// Challenged: the sender's hello waits for its proof.
+        case challenged(hello: SpeakerMessage, nonce: [UInt8])
+        /// Proven: every frame both ways is sealed.
+        case paired
+    }
 
     init(service: SpeakerService) {
         self.service = service
@@ -51,6 +66,9 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         statusTask = nil
         roomCheck = nil
         service.connectionClosed()
+        if case .challenged(.hello(_, let name, _), _) = pairing {
+            logger.warning("speaker: \(peer) (\(name)) left without proving the pairing secret; this speaker requires a secret")
+        }
         if isActiveSender {
             service.senderLeft(self)
             logger.info("speaker: sender \(peer) left; playing on from the buffer")
@@ -83,7 +101,38 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         updateReading(context: context)
     }
 
-    private func handle(_ message: SpeakerMessage, context: ChannelHandlerContext) {
+    /// With a secret, a sender's hello is answered with a challenge and heard only after its proof.
+    /// Returns the message to handle now, if any.
+    private func pair(_ message: SpeakerMessage, context: ChannelHandlerContext) -> SpeakerMessage? {
+        guard let secret = service.pairingSecret else { return message }
+        switch (pairing, message) {
+        case (.paired, _):
+            return message
+        case (.unpaired, .hello):
+            let nonce = PairingHandshake.makeNonce()
+            pairing = .challenged(hello: message, nonce: nonce)
+            send(.challenge(nonce: nonce), context: context)
+            return nil
+        case (.challenged(.hello(let sessionID, let name, _), let speakerNonce), .proof(let senderNonce, let proof)):
+            guard PairingHandshake.isValid(proof: proof, secret: secret, sessionID: sessionID, speakerNonce: speakerNonce, senderNonce: senderNonce) else {
+                refuse("speaker: refused \(peer) (\(name)): its pairing secret does not match", code: 401, message: "the pairing secret does not match", context: context)
+                return nil
+            }
+            let keys = PairingHandshake.sessionKeys(secret: secret, speakerNonce: speakerNonce, senderNonce: senderNonce)
+            decoder.opener = FrameOpener(key: keys.senderToSpeaker)
+            sealer = FrameSealer(key: keys.speakerToSender)
+            guard case .challenged(let hello, _) = pairing else { return nil }
+            pairing = .paired
+            return hello
+        default:
+            refuse("speaker: refused \(peer): it sent \(message.type) without pairing; this speaker requires a secret", code: 401,
+                   message: "this speaker requires a pairing secret", context: context)
+            return nil
+        }
+    }
+
+    private func handle(_ received: SpeakerMessage, context: ChannelHandlerContext) {
+        guard let message = pair(received, context: context) else { return }
         if case .hello(_, let name, let timingPort) = message {
             guard service.becomeSender(self, name: name) else {
                 refuse("speaker: refused \(peer) (\(name)): busy with another sender", code: 409,
@@ -132,7 +181,8 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private func send(_ message: SpeakerMessage, context: ChannelHandlerContext) {
-        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: message.encoded())), promise: nil)
+        let bytes = sealer?.seal(message) ?? message.encoded()
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
     }
 
     private func refuse(_ logLine: String, code: UInt16, message: String, context: ChannelHandlerContext) {

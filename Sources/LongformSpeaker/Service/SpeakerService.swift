@@ -24,8 +24,13 @@ public final class SpeakerService: @unchecked Sendable {
     private var serverChannel: (any Channel)?
     private let clockRequester: ClockRequester
 
-    /// A speaker with `configuration` playing to `route` (started by `start`).
-    public init(configuration: SpeakerSession.Configuration, route: any AudioRoute) {
+    /// The secret a sender must prove it knows, or nil to take any sender.
+    let pairingSecret: PairingSecret?
+
+    /// A speaker with `configuration` playing to `route` (started by `start`); with a
+    /// `pairingSecret`, only senders that know it are heard, and their connections are encrypted.
+    public init(configuration: SpeakerSession.Configuration, route: any AudioRoute, pairingSecret: PairingSecret? = nil) {
+        self.pairingSecret = pairingSecret
         var configuration = configuration
         configuration.outputSampleRate = route.format.sampleRate
         session = LockedSession(SpeakerSession(configuration: configuration))

@@ -154,8 +154,11 @@ public struct SpeakerSession: Sendable {
             return []
         case .artwork, .keepAlive:
             return []
-        case .welcome, .flushResult, .status:
+        case .welcome, .flushResult, .status, .challenge:
             return [.close(reason: "a speaker's message from the sender")]
+        case .proof:
+            // The connection answers a proof itself, and only while it is pairing.
+            return [.close(reason: "a pairing proof out of place")]
         case .error(let code, let text):
             return [.close(reason: "the sender reported error \(code): \(text)")]
         }

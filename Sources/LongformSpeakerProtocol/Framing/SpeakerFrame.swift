@@ -17,4 +17,14 @@ public enum SpeakerFrame {
     public static let idleLimitNanoseconds: UInt64 = 10_000_000_000
     /// After this much quiet a side sends a keep-alive, in nanoseconds.
     public static let keepAliveIntervalNanoseconds: UInt64 = 2_000_000_000
+    /// The type of a sealed frame (a paired connection's every frame after the proof).
+    public static let sealedType: UInt8 = 0x40
+    /// Bytes of the Poly1305 tag at the end of a sealed frame's payload.
+    public static let sealTagLength = 16
+
+    /// The 8 header bytes of a frame of `type` with a payload of `payloadLength` bytes.
+    public static func header(type: UInt8, payloadLength: Int) -> [UInt8] {
+        [magic.0, magic.1, version, type, UInt8(truncatingIfNeeded: payloadLength >> 24), UInt8(truncatingIfNeeded: payloadLength >> 16),
+         UInt8(truncatingIfNeeded: payloadLength >> 8), UInt8(truncatingIfNeeded: payloadLength)]
+    }
 }

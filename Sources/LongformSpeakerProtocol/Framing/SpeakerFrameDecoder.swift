@@ -14,6 +14,8 @@ public struct SpeakerFrameDecoder: Sendable {
     private var start = 0
     /// Frames with longer payloads are refused; a speaker raises it once the sender has said hello.
     public var maximumPayloadLength: Int
+    /// Once a connection has paired: every later frame must be sealed, and opens with this.
+    public var opener: FrameOpener?
 
     /// A decoder with nothing buffered, taking payloads of up to `maximumPayloadLength` bytes.
     public init(maximumPayloadLength: Int = SpeakerFrame.maximumPayloadLength) {
@@ -49,7 +51,18 @@ public struct SpeakerFrameDecoder: Sendable {
         guard bufferedByteCount >= SpeakerFrame.headerLength + length else { return nil }
         let payloadStart = start + SpeakerFrame.headerLength
         let payload = buffer[payloadStart..<(payloadStart + length)]
+        let header = buffer[start..<payloadStart]
         start = payloadStart + length
+        if type == SpeakerFrame.sealedType {
+            guard var opener else { throw .sealedFrameBeforePairing }
+            let inner = try opener.open(header: header, payload: payload)
+            self.opener = opener
+            guard let message = try SpeakerMessage.decode(type: inner.type, payload: inner.payload[...]) else { return .unknown(type: inner.type, length: inner.payload.count) }
+            return .message(message)
+        }
+        // A refusal may come unsealed (a speaker that did not accept the proof has no keys); it can
+        // only end the connection, which a forged TCP reset could do as well.
+        guard opener == nil || type == SpeakerMessage.errorType else { throw .unsealedFrame(type: type) }
         guard let message = try SpeakerMessage.decode(type: type, payload: payload) else { return .unknown(type: type, length: length) }
         return .message(message)
     }

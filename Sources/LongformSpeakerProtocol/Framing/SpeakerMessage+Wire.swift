@@ -11,6 +11,11 @@ extension SpeakerMessage {
             payload.append(speakerName)
             payload.append(capacity)
             payload.append(end)
+        case .challenge(let nonce):
+            payload.append(bytes: nonce)
+        case .proof(let nonce, let proof):
+            payload.append(bytes: nonce)
+            payload.append(bytes: proof)
         case .format(let format):
             payload.append(format.sampleRate)
             payload.append(format.channelCount)
@@ -52,14 +57,7 @@ extension SpeakerMessage {
             payload.append(code)
             payload.append(message)
         }
-        var frame = ByteWriter()
-        frame.append(SpeakerFrame.magic.0)
-        frame.append(SpeakerFrame.magic.1)
-        frame.append(SpeakerFrame.version)
-        frame.append(type)
-        frame.append(UInt32(payload.bytes.count))
-        frame.append(bytes: payload.bytes)
-        return frame.bytes
+        return SpeakerFrame.header(type: type, payloadLength: payload.bytes.count) + payload.bytes
     }
 
     /// Decodes a known message's payload; nil for a type this version does not know.
@@ -71,6 +69,10 @@ extension SpeakerMessage {
             message = .hello(sessionID: Array(try reader.readBytes(16)), senderName: try reader.readString(), timingPort: try reader.read())
         case 0x02:
             message = .welcome(speakerName: try reader.readString(), bufferCapacityFrames: try reader.read(), bufferEndFrame: try reader.read())
+        case 0x03:
+            message = .challenge(nonce: Array(try reader.readBytes(PairingHandshake.nonceLength)))
+        case 0x04:
+            message = .proof(nonce: Array(try reader.readBytes(PairingHandshake.nonceLength)), proof: Array(try reader.readBytes(PairingHandshake.proofLength)))
         case 0x10:
             let sampleRate: UInt32 = try reader.read()
             let channels: UInt8 = try reader.read()

@@ -5,6 +5,10 @@ public enum SpeakerMessage: Sendable, Equatable {
     case hello(sessionID: [UInt8], senderName: String, timingPort: UInt16)
     /// Speaker → sender: its name, its buffer's capacity, and where its buffer ends for this session (-1: nothing).
     case welcome(speakerName: String, bufferCapacityFrames: UInt64, bufferEndFrame: Int64)
+    /// Speaker → sender, answering `hello` when the speaker requires pairing: its nonce.
+    case challenge(nonce: [UInt8])
+    /// Sender → speaker: its nonce and the proof that it knows the pairing secret.
+    case proof(nonce: [UInt8], proof: [UInt8])
     /// Sender → speaker: the audio's format from now on.
     case format(AudioStreamFormat)
     /// Sender → speaker: `frameCount` frames from `firstFrame`, interleaved, in the stream format.
@@ -28,11 +32,16 @@ public enum SpeakerMessage: Sendable, Equatable {
     /// Both ways: a refusal, with an HTTP-like code.
     case error(code: UInt16, message: String)
 
+    /// The type byte of `error`.
+    public static let errorType: UInt8 = 0x3F
+
     /// The message's type byte on the wire.
     public var type: UInt8 {
         switch self {
         case .hello: 0x01
         case .welcome: 0x02
+        case .challenge: 0x03
+        case .proof: 0x04
         case .format: 0x10
         case .audio: 0x11
         case .anchor: 0x12
@@ -43,7 +52,7 @@ public enum SpeakerMessage: Sendable, Equatable {
         case .artwork: 0x22
         case .keepAlive: 0x30
         case .status: 0x31
-        case .error: 0x3F
+        case .error: Self.errorType
         }
     }
 }

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import LongformRoutes
 import LongformSpeaker
+import LongformSpeakerProtocol
 
 /// `longform speaker`: a network speaker that plays what a sender sends to a local route.
 struct SpeakerCommand: ParsableCommand {
@@ -14,6 +15,8 @@ struct SpeakerCommand: ParsableCommand {
             for its clock and plays each frame at the network time the sender's anchors give, to the local route. \
             --channel left or right plays one channel of the stream, so that two speakers make a stereo pair; \
             --latency-offset delays the output for a device whose latency the speaker cannot measure (an amplifier, a TV). \
+            With --secret-file (or LONGFORM_SPEAKER_SECRET), only senders given the same secret (in their LONGFORM_SPEAKER_SECRET) \
+            are heard, and everything on their connection is encrypted (ChaCha20-Poly1305). \
             SIGINT or SIGTERM stops.
             """
     )
@@ -39,6 +42,10 @@ struct SpeakerCommand: ParsableCommand {
     @Option(name: .long, help: "Sample rate the route plays at, in Hz.")
     var sampleRate = 44_100
 
+    @Option(name: .long, help: ArgumentHelp("Require senders to know the secret in this file (else in $LONGFORM_SPEAKER_SECRET, if set); their connections are then encrypted.",
+                                             valueName: "path"))
+    var secretFile: String?
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
@@ -55,7 +62,17 @@ struct SpeakerCommand: ParsableCommand {
         let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallback: .null)
         let configuration = SpeakerSession.Configuration(name: name, bufferSeconds: buffer, channels: SpeakerSession.ChannelSelection(rawValue: channel)!,
                                                           extraDelay: UInt64(latencyOffset * 1_000_000))
-        let speaker = SpeakerService(configuration: configuration, route: specifier.makeRoute(sampleRate: sampleRate))
+        let secret: PairingSecret?
+        do {
+            if let secretFile {
+                secret = try PairingSecret(passphrase: try String(contentsOfFile: secretFile, encoding: .utf8))
+            } else {
+                secret = try PairingSecret.fromEnvironment()
+            }
+        } catch {
+            throw CommandFailure("cannot use the pairing secret in \(secretFile ?? "$" + PairingSecret.environmentVariable): \(error)")
+        }
+        let speaker = SpeakerService(configuration: configuration, route: specifier.makeRoute(sampleRate: sampleRate), pairingSecret: secret)
         let port: Int
         do { port = try speaker.start(host: address.host, port: address.port) } catch {
             throw CommandFailure("cannot listen on \(listen) or play to \(specifier): \(error)")

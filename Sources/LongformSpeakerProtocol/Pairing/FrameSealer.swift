@@ -1,0 +1,58 @@
+import Crypto
+import Foundation
+
+/// Seals messages for one direction of a paired connection: each becomes a `sealed` frame whose
+/// payload is the inner type and payload under ChaCha20-Poly1305, the frame's header authenticated
+/// with it. The nonce is the count of frames sealed before, so a frame replayed, dropped or
+/// reordered fails to open.
+public struct FrameSealer: Sendable {
+    private let key: SymmetricKey
+    private var counter: UInt64 = 0
+
+    /// A sealer for the direction `key` belongs to.
+    public init(key: SymmetricKey) { self.key = key }
+
+    /// The message as one sealed frame.
+    public mutating func seal(_ message: SpeakerMessage) -> [UInt8] {
+        let plain = message.encoded()
+        // The inner frame without its header: the type, then the payload.
+        var inner = [plain[3]]
+        inner.append(contentsOf: plain[SpeakerFrame.headerLength...])
+        let header = SpeakerFrame.header(type: SpeakerFrame.sealedType, payloadLength: inner.count + SpeakerFrame.sealTagLength)
+        // A nonce is never used twice with a key: the counter only grows, and each connection has its own keys.
+        let box = try! ChaChaPoly.seal(inner, using: key, nonce: Self.nonce(counter), authenticating: header)
+        counter += 1
+        return header + box.ciphertext + box.tag
+    }
+
+    /// The 12-byte nonce of frame number `counter`.
+    static func nonce(_ counter: UInt64) -> ChaChaPoly.Nonce {
+        var bytes = [UInt8](repeating: 0, count: 4)
+        withUnsafeBytes(of: counter.bigEndian) { bytes.append(contentsOf: $0) }
+        return try! ChaChaPoly.Nonce(data: bytes)
+    }
+}
+
+/// Opens the sealed frames of one direction of a paired connection, in order.
+public struct FrameOpener: Sendable {
+    private let key: SymmetricKey
+    private var counter: UInt64 = 0
+
+    /// An opener for the direction `key` belongs to.
+    public init(key: SymmetricKey) { self.key = key }
+
+    /// The inner type and payload of a sealed frame with `header`; throws when it does not
+    /// authenticate (another key, a changed byte, a frame out of order).
+    mutating func open(header: ArraySlice<UInt8>, payload: ArraySlice<UInt8>) throws(SpeakerProtocolError) -> (type: UInt8, payload: [UInt8]) {
+        guard payload.count > SpeakerFrame.sealTagLength else { throw .notAuthentic }
+        let tagStart = payload.endIndex - SpeakerFrame.sealTagLength
+        do {
+            let box = try ChaChaPoly.SealedBox(nonce: FrameSealer.nonce(counter), ciphertext: payload[..<tagStart], tag: payload[tagStart...])
+            let inner = try ChaChaPoly.open(box, using: key, authenticating: header)
+            counter += 1
+            return (inner[inner.startIndex], Array(inner.dropFirst()))
+        } catch {
+            throw .notAuthentic
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import LongformSpeakerProtocol
+import Testing
+
+/// Pairing and sealed frames without sockets: the proof, the keys, and what a paired
+/// connection's decoder accepts and refuses.
+@Suite struct PairingTests {
+    static let sessionID = [UInt8](repeating: 9, count: 16)
+
+    /// A paired sender's sealer and the speaker's decoder, from one handshake.
+    static func pairedPair(secret: String = "correct horse battery staple") throws -> (FrameSealer, SpeakerFrameDecoder) {
+        let pairing = try PairingSecret(passphrase: secret)
+        let keys = PairingHandshake.sessionKeys(secret: pairing, speakerNonce: PairingHandshake.makeNonce(), senderNonce: PairingHandshake.makeNonce())
+        var decoder = SpeakerFrameDecoder()
+        decoder.opener = FrameOpener(key: keys.senderToSpeaker)
+        return (FrameSealer(key: keys.senderToSpeaker), decoder)
+    }
+
+    @Test func aProofHoldsOnlyForTheSecretAndTheNoncesItWasMadeFor() throws {
+        let secret = try PairingSecret(passphrase: "correct horse battery staple\n")
+        let speakerNonce = PairingHandshake.makeNonce(), senderNonce = PairingHandshake.makeNonce()
+        let proof = PairingHandshake.proof(secret: secret, sessionID: Self.sessionID, speakerNonce: speakerNonce, senderNonce: senderNonce)
+        #expect(PairingHandshake.isValid(proof: proof, secret: try PairingSecret(passphrase: "correct horse battery staple"),
+                                         sessionID: Self.sessionID, speakerNonce: speakerNonce, senderNonce: senderNonce), "a file's last newline is not part of the secret")
+        #expect(!PairingHandshake.isValid(proof: proof, secret: try PairingSecret(passphrase: "correct horse battery stapler"),
+                                          sessionID: Self.sessionID, speakerNonce: speakerNonce, senderNonce: senderNonce))
+        // A proof seen on the wire is no good for another challenge.
+        #expect(!PairingHandshake.isValid(proof: proof, secret: secret, sessionID: Self.sessionID, speakerNonce: PairingHandshake.makeNonce(), senderNonce: senderNonce))
+        #expect(throws: PairingSecret.Refusal.self) { try PairingSecret(passphrase: " \n") }
+    }
+
+    @Test func sealedFramesOpenInOrderInPiecesOfAnySizeAndHideWhatTheyCarry() throws {
+        var (sealer, decoder) = try Self.pairedPair()
+        let messages: [SpeakerMessage] = [.metadata(title: "A Title Nobody Should Read", artist: "Someone", album: "Private"),
+                                          .audio(firstFrame: 44_100, frameCount: 2, samples: [1, 2, 3, 4, 5, 6, 7, 8]),
+                                          .anchor(RateAnchor(rate: 1, mediaFrame: 44_100, networkTime: 123_456_789)), .keepAlive]
+        let wire = messages.flatMap { sealer.seal($0) }
+        #expect(wire.firstRange(of: Array("A Title Nobody Should Read".utf8)) == nil, "the title travels in the clear")
+        #expect(wire.firstRange(of: Array("Someone".utf8)) == nil)
+        var received: [SpeakerMessage] = []
+        for piece in stride(from: 0, to: wire.count, by: 7) {
+            decoder.append(wire[piece..<min(piece + 7, wire.count)])
+            while let frame = try decoder.nextFrame() {
+                if case .message(let message) = frame { received.append(message) }
+            }
+        }
+        #expect(received == messages)
+    }
+
+    @Test func aChangedByteAReplayAnotherKeyOrAnUnsealedFrameIsRefused() throws {
+        var (sealer, decoder) = try Self.pairedPair()
+        let first = sealer.seal(.volume(speaker: 0.5, group: 1))
+        let second = sealer.seal(.volume(speaker: 0.1, group: 1))
+        // A changed byte.
+        var changed = decoder
+        var tampered = first
+        tampered[tampered.count - 20] ^= 1
+        changed.append(tampered)
+        #expect(throws: SpeakerProtocolError.notAuthentic) { try changed.nextFrame() }
+        // A frame played again, or out of order.
+        var replayed = decoder
+        replayed.append(first + first)
+        #expect(try replayed.nextFrame() == .message(.volume(speaker: 0.5, group: 1)))
+        #expect(throws: SpeakerProtocolError.notAuthentic) { try replayed.nextFrame() }
+        var reordered = decoder
+        reordered.append(second)
+        #expect(throws: SpeakerProtocolError.notAuthentic) { try reordered.nextFrame() }
+        // Another secret's keys.
+        var (_, stranger) = try Self.pairedPair(secret: "another secret")
+        stranger.append(first)
+        #expect(throws: SpeakerProtocolError.notAuthentic) { try stranger.nextFrame() }
+        // Plain frames after pairing, and sealed ones before it.
+        var plain = decoder
+        plain.append(SpeakerMessage.volume(speaker: 1, group: 1).encoded())
+        #expect(throws: SpeakerProtocolError.unsealedFrame(type: 0x20)) { try plain.nextFrame() }
+        var unpaired = SpeakerFrameDecoder()
+        unpaired.append(first)
+        #expect(throws: SpeakerProtocolError.sealedFrameBeforePairing) { try unpaired.nextFrame() }
+        // A refusal may come unsealed: a speaker that did not accept the proof has no keys.
+        decoder.append(SpeakerMessage.error(code: 401, message: "the pairing secret does not match").encoded())
+        #expect(try decoder.nextFrame() == .message(.error(code: 401, message: "the pairing secret does not match")))
+    }
+}
