@@ -113,16 +113,17 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
             pairing = .challenged(hello: message, nonce: nonce)
             send(.challenge(nonce: nonce), context: context)
             return nil
-        case (.challenged(.hello(let sessionID, let name, _), let speakerNonce), .proof(let senderNonce, let proof)):
-            guard PairingHandshake.isValid(proof: proof, secret: secret, sessionID: sessionID, speakerNonce: speakerNonce, senderNonce: senderNonce) else {
-                refuse("speaker: refused \(peer) (\(name)): its pairing secret does not match", code: 401, message: "the pairing secret does not match", context: context)
+        case (.challenged(let hello, let speakerNonce), .proof(let senderNonce, let proof)):
+            guard case .hello(let sessionID, let name, _) = hello,
+                  PairingHandshake.isValid(proof: proof, secret: secret, sessionID: sessionID, speakerNonce: speakerNonce, senderNonce: senderNonce) else {
+                refuse("speaker: refused \(peer): its pairing secret does not match", code: 401, message: "the pairing secret does not match", context: context)
                 return nil
             }
             let keys = PairingHandshake.sessionKeys(secret: secret, speakerNonce: speakerNonce, senderNonce: senderNonce)
             decoder.opener = FrameOpener(key: keys.senderToSpeaker)
             sealer = FrameSealer(key: keys.speakerToSender)
-            guard case .challenged(let hello, _) = pairing else { return nil }
             pairing = .paired
+            logger.info("speaker: \(peer) (\(name)) proved the pairing secret; the connection is encrypted")
             return hello
         default:
             refuse("speaker: refused \(peer): it sent \(message.type) without pairing; this speaker requires a secret", code: 401,
