@@ -53,17 +53,21 @@ public struct SpeakerFrameDecoder: Sendable {
         let payload = buffer[payloadStart..<(payloadStart + length)]
         let header = buffer[start..<payloadStart]
         start = payloadStart + length
+        let (messageType, messagePayload): (UInt8, ArraySlice<UInt8>)
         if type == SpeakerFrame.sealedType {
             guard var opener else { throw .sealedFrameBeforePairing }
             let inner = try opener.open(header: header, payload: payload)
             self.opener = opener
-            guard let message = try SpeakerMessage.decode(type: inner.type, payload: inner.payload[...]) else { return .unknown(type: inner.type, length: inner.payload.count) }
-            return .message(message)
+            (messageType, messagePayload) = (inner.type, inner.payload[...])
+        } else {
+            // A refusal may come unsealed (a speaker that did not accept the proof has no keys); it
+            // can only end the connection, which a forged TCP reset could do as well.
+            guard opener == nil || type == SpeakerMessage.errorType else { throw .unsealedFrame(type: type) }
+            (messageType, messagePayload) = (type, payload)
         }
-        // A refusal may come unsealed (a speaker that did not accept the proof has no keys); it can
-        // only end the connection, which a forged TCP reset could do as well.
-        guard opener == nil || type == SpeakerMessage.errorType else { throw .unsealedFrame(type: type) }
-        guard let message = try SpeakerMessage.decode(type: type, payload: payload) else { return .unknown(type: type, length: length) }
+        guard let message = try SpeakerMessage.decode(type: messageType, payload: messagePayload) else {
+            return .unknown(type: messageType, length: messagePayload.count)
+        }
         return .message(message)
     }
 }

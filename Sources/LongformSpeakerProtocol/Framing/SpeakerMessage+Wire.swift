@@ -1,6 +1,12 @@
 extension SpeakerMessage {
     /// The message as one frame: header and payload.
     public func encoded() -> [UInt8] {
+        let payload = encodedPayload()
+        return SpeakerFrame.header(type: type, payloadLength: payload.count) + payload
+    }
+
+    /// The message's payload, without the frame header (what a sealed frame encrypts after the type).
+    func encodedPayload() -> [UInt8] {
         var payload = ByteWriter()
         switch self {
         case .hello(let sessionID, let senderName, let timingPort):
@@ -57,7 +63,7 @@ extension SpeakerMessage {
             payload.append(code)
             payload.append(message)
         }
-        return SpeakerFrame.header(type: type, payloadLength: payload.bytes.count) + payload.bytes
+        return payload.bytes
     }
 
     /// Decodes a known message's payload; nil for a type this version does not know.

@@ -14,10 +14,8 @@ public struct FrameSealer: Sendable {
 
     /// The message as one sealed frame.
     public mutating func seal(_ message: SpeakerMessage) -> [UInt8] {
-        let plain = message.encoded()
-        // The inner frame without its header: the type, then the payload.
-        var inner = [plain[3]]
-        inner.append(contentsOf: plain[SpeakerFrame.headerLength...])
+        // What is encrypted: the type, then the payload.
+        let inner = [message.type] + message.encodedPayload()
         let header = SpeakerFrame.header(type: SpeakerFrame.sealedType, payloadLength: inner.count + SpeakerFrame.sealTagLength)
         // A nonce is never used twice with a key: the counter only grows, and each connection has its own keys.
         let box = try! ChaChaPoly.seal(inner, using: key, nonce: Self.nonce(counter), authenticating: header)
