@@ -34,17 +34,10 @@ package final class PosixSocket: @unchecked Sendable {
 
     /// A TCP connection to `host`:`port`, given up after `timeout` seconds.
     package static func connect(host: String, port: Int, timeout: Double) throws(SocketError) -> PosixSocket {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0, let first = list else {
-            throw SocketError("resolve \(host)", code: 0, reason: String(cString: gai_strerror(status)))
-        }
+        let list = try resolve(host: host, port: port, type: SOCK_STREAM)
         defer { freeaddrinfo(list) }
         var lastError = SocketError("connect to \(host):\(port)", code: ECONNREFUSED)
-        var entry: UnsafeMutablePointer<addrinfo>? = first
+        var entry: UnsafeMutablePointer<addrinfo>? = list
         while let address = entry {
             entry = address.pointee.ai_next
             let descriptor = socket(address.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -77,6 +70,20 @@ package final class PosixSocket: @unchecked Sendable {
             return socket
         }
         throw lastError
+    }
+
+    /// The addresses of `host`:`port` for sockets of `type` (free them with `freeaddrinfo`).
+    private static func resolve(host: String, port: Int, type: __socket_type, flags: Int32 = 0) throws(SocketError) -> UnsafeMutablePointer<addrinfo> {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(type.rawValue)
+        hints.ai_flags = flags
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let list else {
+            throw SocketError("resolve \(host)", code: 0, reason: String(cString: gai_strerror(status)))
+        }
+        return list
     }
 
     /// A UDP socket bound to a free port on every address (IPv6 and IPv4 when the host has IPv6).
@@ -158,16 +165,8 @@ package final class PosixSocket: @unchecked Sendable {
     /// A UDP socket connected to the numeric address `host`:`port`: it sends there, and the
     /// system hands it datagrams from there only.
     package static func connectedDatagramSocket(host: String, port: Int) throws(SocketError) -> PosixSocket {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
-        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0, let address = list else {
-            throw SocketError("resolve \(host)", code: 0, reason: String(cString: gai_strerror(status)))
-        }
-        defer { freeaddrinfo(list) }
+        let address = try resolve(host: host, port: port, type: SOCK_DGRAM, flags: AI_NUMERICHOST | AI_NUMERICSERV)
+        defer { freeaddrinfo(address) }
         let descriptor = socket(address.pointee.ai_family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw SocketError("socket (UDP)") }
         let socket = PosixSocket(descriptor: descriptor)
