@@ -66,6 +66,7 @@ let package = Package(
         // Layer 7: the receiver end of a network route (`longform speaker`).
         .target(name: "LongformSpeaker", dependencies: [
             "LongformCore", "LongformRendering", "LongformRoutes", "LongformSpeakerProtocol",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

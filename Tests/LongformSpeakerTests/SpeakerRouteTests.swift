@@ -25,6 +25,33 @@ import Testing
         }
     }
 
+    @Test func theArtworkOfWhatPlaysReachesTheSpeakerByteForByte() throws {
+        // A FLAC whose cover is a PNG made here, then a WAV without one.
+        let ramp = try RampAudio.file(named: "route-ramp-2s", seconds: 2)
+        let cover = TestAudio.path("route-cover-\(UUID().uuidString.prefix(8)).png")
+        let covered = TestAudio.path("route-covered-\(UUID().uuidString.prefix(8)).flac")
+        let made = try ExternalTool.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x48", "-frames:v", "1", cover])
+        try #require(made.status == 0, "\(made.errorOutput)")
+        let muxed = try ExternalTool.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", ramp, "-i", cover, "-map", "0:a", "-map", "1:v", "-c:a", "flac",
+                                                              "-c:v", "copy", "-disposition:v", "attached_pic", covered])
+        try #require(muxed.status == 0, "\(muxed.errorOutput)")
+        let digest = try ExternalTool.run("/usr/bin/sha256sum", [cover]).output.prefix(16)
+        let size = try #require(FileManager.default.attributesOfItem(atPath: cover)[.size] as? Int)
+
+        let speaker = try SpeakerProcess(name: "study")
+        defer { speaker.stop() }
+        let play = try ExternalTool.run(ExternalTool.longformExecutable, ["play", "--route", "speaker:" + speaker.endpoint(),
+                                                                          "--state", TestAudio.path("route-state-\(UUID().uuidString.prefix(8))"), covered, ramp])
+        #expect(play.status == 0, "\(play.output)\(play.errorOutput)")
+        Thread.sleep(forTimeInterval: 0.5)
+        speaker.stop()
+        // The picture's own bytes (its size and digest), shown while the FLAC plays, then none for the WAV.
+        let log = speaker.output
+        let shown = try #require(log.range(of: "artwork image/png, \(size) bytes, SHA-256 \(digest)…"), "\(log)")
+        let none = try #require(log.range(of: "no artwork"), "\(log)")
+        #expect(shown.upperBound < none.lowerBound && log[shown.upperBound...].contains("now playing route-ramp-2s.wav"), "\(log)")
+    }
+
     @Test func pauseResumeAndSeekReachTheSpeakerWithNothingLostOrRepeated() throws {
         let music = TestAudio.path("route-music-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)

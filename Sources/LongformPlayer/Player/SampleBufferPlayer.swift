@@ -426,9 +426,11 @@ public final class SampleBufferPlayer: @unchecked Sendable {
                 announcedItem = items[index]
                 publish()
                 if changed {
+                    let artwork = items[index].takeArtwork()
                     if let route = renderer.route as? any NowPlayingRoute {
                         let item = items[index].playlistItem
-                        route.nowPlayingDidChange(title: item.displayTitle, artist: item.artist ?? "", album: item.album ?? "")
+                        route.nowPlayingDidChange(NowPlayingInfo(title: item.displayTitle, artist: item.artist ?? "", album: item.album ?? "",
+                                                                 artwork: artwork.map { NowPlayingArtwork(mimeType: $0.mimeType, data: $0.data) }))
                     }
                     emit(.currentItemChanged(index: index, id: items[index].uniqueID))
                 }

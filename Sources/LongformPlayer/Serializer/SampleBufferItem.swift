@@ -29,6 +29,8 @@ final class SampleBufferItem: @unchecked Sendable {
     /// The observer at the item's end on the timeline.
     var boundaryObserver: RenderSynchronizer.TimeObserverToken?
     private var source: AudioFileSource?
+    /// The cover art found when the source was last opened, until the player takes it to show.
+    private var artwork: AudioMetadata.Artwork?
 
     /// An entry for `playlistItem`: new, or with the id it was saved with.
     init(_ playlistItem: PlaylistItem, uniqueID: UUID = UUID()) {
@@ -55,6 +57,7 @@ final class SampleBufferItem: @unchecked Sendable {
             if source == nil {
                 let opening = try AudioFileSource(location: playlistItem.location)
                 playlistItem.adopt(opening.metadata)
+                artwork = opening.metadata.artwork
                 failure = nil
                 opened(opening.metadata)
                 if startOffset > .zero { try opening.seek(to: startOffset) }
@@ -71,6 +74,13 @@ final class SampleBufferItem: @unchecked Sendable {
             finishEnqueueing()
             throw error
         }
+    }
+
+    /// The cover art read when the item was opened, handed over once: an item keeps no picture
+    /// after it has been shown.
+    func takeArtwork() -> AudioMetadata.Artwork? {
+        defer { artwork = nil }
+        return artwork
     }
 
     /// Marks the item complete and releases its source.

@@ -88,11 +88,45 @@ public struct RouteError: Error, CustomStringConvertible, Sendable {
     public var description: String { "\(route): \(reason)" }
 }
 
+/// What plays now, as the player tells a route that shows it.
+public struct NowPlayingInfo: Sendable, Equatable {
+    /// The item's title (its file name when untagged).
+    public var title: String
+    /// Its artist, or empty.
+    public var artist: String
+    /// Its album, or empty.
+    public var album: String
+    /// Its embedded cover art, if it has one.
+    public var artwork: NowPlayingArtwork?
+
+    /// `title` by `artist` from `album`, with `artwork`.
+    public init(title: String, artist: String = "", album: String = "", artwork: NowPlayingArtwork? = nil) {
+        self.title = title
+        self.artist = artist
+        self.album = album
+        self.artwork = artwork
+    }
+}
+
+/// A picture's bytes (an image file's, as embedded) and MIME type.
+public struct NowPlayingArtwork: Sendable, Equatable {
+    /// `image/jpeg` or `image/png`.
+    public var mimeType: String
+    /// The image file's bytes.
+    public var data: [UInt8]
+
+    /// `data`, of type `mimeType`.
+    public init(mimeType: String, data: [UInt8]) {
+        self.mimeType = mimeType
+        self.data = data
+    }
+}
+
 /// A route that shows what plays (a network speaker's display and log): told by the player when
 /// the current item changes.
 public protocol NowPlayingRoute: AudioRoute {
-    /// The item heard now is `title` by `artist` from `album`.
-    func nowPlayingDidChange(title: String, artist: String, album: String)
+    /// The item heard now is `info`'s.
+    func nowPlayingDidChange(_ info: NowPlayingInfo)
 }
 
 /// A route that can run an action at an exact output frame: the as-fast-as-possible WAV route,

@@ -1,5 +1,6 @@
 import Foundation
 import LongformCore
+import LongformRendering
 import LongformSpeakerProtocol
 
 /// What a speaker route's links send from, under one lock: the audio rendered and not yet heard,
@@ -53,7 +54,7 @@ final class SpeakerFeed: @unchecked Sendable {
     /// While a flush waits for its answers, no audio from this frame on goes out.
     private var heldFrom: Int64?
     private var groupVolume: Float = 1
-    private var metadata: (title: String, artist: String, album: String)?
+    private var nowPlaying: NowPlayingInfo?
     private var nextRequestID: UInt32 = 1
     /// Audio messages carry at most this many frames (about 93 ms at 44.1 kHz).
     static let framesPerMessage = 4_096
@@ -172,14 +173,28 @@ final class SpeakerFeed: @unchecked Sendable {
         }
     }
 
-    /// Sends what plays now to every speaker, and to those that connect later.
-    func setMetadata(title: String, artist: String, album: String) {
+    /// Sends what plays now to every speaker, and to those that connect later: the tags, and the
+    /// artwork when it differs from the last sent (an album's tracks share theirs).
+    func setNowPlaying(_ info: NowPlayingInfo) {
         locked {
-            metadata = (title, artist, album)
+            let isNewArtwork = info.artwork != nowPlaying?.artwork
+            nowPlaying = info
             for index in outboxes.indices where outboxes[index].isConnected {
-                outboxes[index].control.append(.metadata(title: title, artist: artist, album: album))
+                outboxes[index].control.append(contentsOf: Self.messages(for: info, withArtwork: isNewArtwork))
             }
         }
+    }
+
+    /// The metadata message, and the artwork's when `withArtwork` (an empty picture clears it).
+    private static func messages(for info: NowPlayingInfo, withArtwork: Bool) -> [SpeakerMessage] {
+        var messages: [SpeakerMessage] = [.metadata(title: info.title, artist: info.artist, album: info.album)]
+        if withArtwork { messages.append(.artwork(mimeType: info.artwork?.mimeType ?? "", data: info.artwork?.data ?? [])) }
+        return messages
+    }
+
+    /// Whether `artwork` fits in one message (the protocol's payload limit, less its MIME type and a sealed frame's tag).
+    static func fitsInOneMessage(_ artwork: NowPlayingArtwork) -> Bool {
+        artwork.data.count + artwork.mimeType.utf8.count + 64 <= SpeakerFrame.maximumPayloadLength
     }
 
     /// The smallest buffer among the speakers connected (nil: none yet).
@@ -230,7 +245,7 @@ final class SpeakerFeed: @unchecked Sendable {
             outbox.acknowledgedEnd = outbox.cursor
             if let anchor { messages.append(.anchor(anchor)) }
             messages.append(.volume(speaker: outbox.volume, group: groupVolume))
-            if let metadata { messages.append(.metadata(title: metadata.title, artist: metadata.artist, album: metadata.album)) }
+            if let nowPlaying { messages.append(contentsOf: Self.messages(for: nowPlaying, withArtwork: nowPlaying.artwork != nil)) }
             outbox.control = []
             outboxes[index] = outbox
             return messages

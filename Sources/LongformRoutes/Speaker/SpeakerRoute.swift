@@ -51,7 +51,7 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
     private struct Settings: Sendable {
         var speakerVolumes: [Int: Float] = [:]
         var groupVolume: Float = 1
-        var nowPlaying: (title: String, artist: String, album: String)?
+        var nowPlaying: NowPlayingInfo?
     }
 
     private struct Running: Sendable {
@@ -101,7 +101,7 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
         let settings = settings.value
         for (index, volume) in settings.speakerVolumes { feed.setVolume(volume, ofSpeaker: index) }
         feed.setVolume(settings.groupVolume, ofSpeaker: nil)
-        if let playing = settings.nowPlaying { feed.setMetadata(title: playing.title, artist: playing.artist, album: playing.album) }
+        if let playing = settings.nowPlaying { feed.setNowPlaying(playing) }
         running.value = Running(feed: feed, links: links, clockServer: clockServer)
         for link in links { link.start() }
         thread.start(name: "longform.route.speaker", clock: clock) { [self] thread in
@@ -136,9 +136,15 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
         running.value?.feed.setVolume(volume, ofSpeaker: index)
     }
 
-    public func nowPlayingDidChange(title: String, artist: String, album: String) {
-        settings.withLock { $0.nowPlaying = (title, artist, album) }
-        running.value?.feed.setMetadata(title: title, artist: artist, album: album)
+    /// Sends the title, artist, album and artwork to every speaker, and to those that connect later.
+    public func nowPlayingDidChange(_ info: NowPlayingInfo) {
+        var info = info
+        if let artwork = info.artwork, !SpeakerFeed.fitsInOneMessage(artwork) {
+            logger.warning("\(name): the artwork of \(info.title) (\(artwork.data.count) bytes) is larger than a message may be; not sent")
+            info.artwork = nil
+        }
+        settings.withLock { $0.nowPlaying = info }
+        running.value?.feed.setNowPlaying(info)
     }
 
     private func stopConnections(_ run: Running?) {

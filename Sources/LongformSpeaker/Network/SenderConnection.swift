@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import Logging
 import LongformCore
 import LongformSpeakerProtocol
@@ -170,6 +172,10 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         } else {
             if case .metadata(let title, let artist, let album) = message {
                 logger.info("speaker: now playing \(title) — \(artist) (\(album))")
+            } else if case .artwork(let mimeType, let data) = message {
+                // The digest tells a picture apart in the log (and lets a test check its bytes).
+                let digest = SHA256.hash(data: data).prefix(8).map { String(format: "%02x", $0) }.joined()
+                logger.info("speaker: \(data.isEmpty ? "no artwork" : "artwork \(mimeType), \(data.count) bytes, SHA-256 \(digest)…")")
             }
             actions = service.session.withLock { $0.receive(message) }
         }

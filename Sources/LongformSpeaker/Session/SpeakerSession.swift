@@ -78,6 +78,8 @@ public struct SpeakerSession: Sendable {
     public private(set) var volume: (speaker: Float, group: Float) = (1, 1)
     /// What plays, as the sender said.
     public private(set) var metadata: (title: String, artist: String, album: String)?
+    /// The cover art of what plays, as the sender last sent it (nil: none).
+    public private(set) var artwork: (mimeType: String, data: [UInt8])?
     /// Where the output reads, in media frames (fractional while it corrects drift); nil until it has started.
     public private(set) var position: Double?
     /// The next media frame the output plays; nil until it has started.
@@ -152,7 +154,11 @@ public struct SpeakerSession: Sendable {
         case .metadata(let title, let artist, let album):
             metadata = (title, artist, album)
             return []
-        case .artwork, .keepAlive:
+        case .artwork(let mimeType, let data):
+            // An empty picture says that what plays now has none.
+            artwork = data.isEmpty ? nil : (mimeType, data)
+            return []
+        case .keepAlive:
             return []
         case .welcome, .flushResult, .status, .challenge:
             return [.close(reason: "a speaker's message from the sender")]
