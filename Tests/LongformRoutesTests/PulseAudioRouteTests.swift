@@ -80,12 +80,7 @@ import Testing
     }
 
     @Test func aCutIsHeardAtOnceThoughTheServerHoldsSeconds() throws {
-        let server = try PulseAudioServer.start()
-        let monitor = try MonitorRecording(server: server)
-        let route = PulseAudioRoute(sink: PulseAudioServer.sinkName)
-        let renderer = AudioRenderer(route: route)
-        let synchronizer = RenderSynchronizer()
-        try synchronizer.addRenderer(renderer)
+        let (monitor, route, renderer, synchronizer) = try Self.recordedPlayback()
         // 6 s at level A; once 1 s is heard, everything from the playhead on becomes 1 s at level B.
         renderer.enqueue(Self.constant(0.25, frames: 44_100 * 6, at: .zero))
         synchronizer.setRate(1, time: .zero)
@@ -113,12 +108,7 @@ import Testing
     /// the first write after an underrun sooner (it rewinds its sink), but after a flush the
     /// monitor then loses the first 70 to 300 frames of it (measured in November 2026).
     @Test func aPauseAndAResumeLoseAndRepeatNothing() throws {
-        let server = try PulseAudioServer.start()
-        let monitor = try MonitorRecording(server: server)
-        let route = PulseAudioRoute(sink: PulseAudioServer.sinkName)
-        let renderer = AudioRenderer(route: route)
-        let synchronizer = RenderSynchronizer()
-        try synchronizer.addRenderer(renderer)
+        let (monitor, _, renderer, synchronizer) = try Self.recordedPlayback()
         // 3 s whose left samples count 1, 2, … 30000, 1, 2, …: every frame is told apart from
         // its neighbours and from silence.
         let frames = 44_100 * 3, period = 30_000
@@ -163,6 +153,16 @@ import Testing
             longestSilence = max(longestSilence, run)
         }
         #expect(abs(Double(longestSilence) / 44_100 - 1) < 0.05, "the one-second pause came out as \(Double(longestSilence) / 44_100) s of silence")
+    }
+
+    /// A renderer and synchronizer playing to the test server's sink, and its monitor recorded.
+    static func recordedPlayback() throws -> (MonitorRecording, PulseAudioRoute, AudioRenderer, RenderSynchronizer) {
+        let monitor = try MonitorRecording(server: try PulseAudioServer.start())
+        let route = PulseAudioRoute(sink: PulseAudioServer.sinkName)
+        let renderer = AudioRenderer(route: route)
+        let synchronizer = RenderSynchronizer()
+        try synchronizer.addRenderer(renderer)
+        return (monitor, route, renderer, synchronizer)
     }
 
     /// A stereo Float32 buffer at 44.1 kHz, every sample `value`, starting at `time`.
