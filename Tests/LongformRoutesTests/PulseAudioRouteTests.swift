@@ -80,7 +80,12 @@ import Testing
     }
 
     @Test func aCutIsHeardAtOnceThoughTheServerHoldsSeconds() throws {
-        let (monitor, route, renderer, synchronizer) = try Self.recordedPlayback()
+        let server = try PulseAudioServer.start()
+        let monitor = try MonitorRecording(server: server)
+        let route = PulseAudioRoute(sink: PulseAudioServer.sinkName)
+        let renderer = AudioRenderer(route: route)
+        let synchronizer = RenderSynchronizer()
+        try synchronizer.addRenderer(renderer)
         // 6 s at level A; once 1 s is heard, everything from the playhead on becomes 1 s at level B.
         renderer.enqueue(Self.constant(0.25, frames: 44_100 * 6, at: .zero))
         synchronizer.setRate(1, time: .zero)
@@ -101,16 +106,6 @@ import Testing
         #expect(abs(Double(framesOfA) / 44_100 - cut.seconds) < 0.05, "\(framesOfA) frames of A came out for a cut at \(cut.seconds) s")
         // B follows within a few milliseconds of where the cut was asked for: at most that much of it is lost.
         #expect(framesOfB <= 44_100 && framesOfB > 44_100 - 441, "\(framesOfB) frames of B came out of 44100")
-    }
-
-    /// A renderer and synchronizer playing to the test server's sink, and its monitor recorded.
-    static func recordedPlayback() throws -> (MonitorRecording, PulseAudioRoute, AudioRenderer, RenderSynchronizer) {
-        let monitor = try MonitorRecording(server: try PulseAudioServer.start())
-        let route = PulseAudioRoute(sink: PulseAudioServer.sinkName)
-        let renderer = AudioRenderer(route: route)
-        let synchronizer = RenderSynchronizer()
-        try synchronizer.addRenderer(renderer)
-        return (monitor, route, renderer, synchronizer)
     }
 
     /// A stereo Float32 buffer at 44.1 kHz, every sample `value`, starting at `time`.
