@@ -49,8 +49,11 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
         connection.value = stream
         let format = format, clock = clock, logger = logger, name = name, rewinds = rewinds
         let writeFrames = Int(Double(format.sampleRate) * writeDuration)
-        // After a flush the first write is short, so that it is heard at once; the rest follows.
-        let firstWriteFrames = format.sampleRate / 100
+        // After a flush the first write is short, so that it is heard at once, and the rest
+        // follows at once. A tenth of a second, not less: the server runs dry if rendering the
+        // rest takes longer than the first write lasts, and under load it took over 10 ms
+        // (the monitor then lost the frames in between). Rendering a tenth takes microseconds.
+        let firstWriteFrames = format.sampleRate / 10
         let safetyFrames = Int64(format.sampleRate / 1000), maximumMarginFrames = Int64(format.sampleRate / 10)
         // Written ahead of the frame heard, whether or not audio is queued for it: what keeps the
         // server from running dry while the renderer is still being filled.
