@@ -1,6 +1,7 @@
 import GRDB
 
-/// What a player keeps besides its playlist: the volume, mute, and the route it plays to.
+/// What a player keeps besides its playlist: the volume, mute, the route it plays to, and the
+/// network speakers' own volumes.
 public struct PlayerSettings: Sendable, Equatable {
     /// Linear gain, 0 to 1.
     public var volume: Float
@@ -8,13 +9,19 @@ public struct PlayerSettings: Sendable, Equatable {
     public var isMuted: Bool
     /// The route's specifier (`pulse`, `null`, …); nil for the default.
     public var route: String?
+    /// Network speakers' own volumes (0 to 1) by `HOST:PORT`; full volume for one not named.
+    public var speakerVolumes: [String: Float]
 
     /// Settings; the defaults are full volume, not muted, the default route.
-    public init(volume: Float = 1, isMuted: Bool = false, route: String? = nil) {
+    public init(volume: Float = 1, isMuted: Bool = false, route: String? = nil, speakerVolumes: [String: Float] = [:]) {
         self.volume = volume
         self.isMuted = isMuted
         self.route = route
+        self.speakerVolumes = speakerVolumes
     }
+
+    /// The prefix of a speaker volume's setting name; the speaker's address follows it.
+    static let speakerVolumePrefix = "speaker-volume:"
 }
 
 extension PlayerStateStore {
@@ -29,6 +36,10 @@ extension PlayerStateStore {
             } else {
                 try db.execute(sql: "DELETE FROM setting WHERE name = 'route'")
             }
+            try db.execute(sql: "DELETE FROM setting WHERE name LIKE ? || '%'", arguments: [PlayerSettings.speakerVolumePrefix])
+            for (address, volume) in settings.speakerVolumes {
+                try upsert.execute(arguments: [PlayerSettings.speakerVolumePrefix + address, String(volume)])
+            }
         }
     }
 
@@ -42,6 +53,11 @@ extension PlayerStateStore {
         if let volume = values["volume"].flatMap(Float.init), volume.isFinite { settings.volume = min(max(volume, 0), 1) }
         settings.isMuted = values["muted"] == "1"
         settings.route = values["route"]
+        for (name, value) in values where name.hasPrefix(PlayerSettings.speakerVolumePrefix) {
+            if let volume = Float(value), volume.isFinite {
+                settings.speakerVolumes[String(name.dropFirst(PlayerSettings.speakerVolumePrefix.count))] = min(max(volume, 0), 1)
+            }
+        }
         return settings
     }
 }

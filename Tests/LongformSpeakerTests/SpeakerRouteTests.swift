@@ -96,6 +96,97 @@ import Testing
         #expect(RampAudio.distance(from: Int32(RampAudio.value(ofFrame: 22_050)), to: afterSeek.first, frames: RampAudio.ringingFrames) <= 2, "\(played)")
         #expect(abs(afterSeek.count - (8 * 44_100 - 22_050)) <= 45 + RampAudio.resamplingAllowance(afterSeek.count), "after the seek, the ramp plays to its end: \(played)")
     }
+
+    /// A sine of amplitude 0.5 (16,384 in 16 bits) at 441 Hz: its peak over any 100 frames is its level.
+    static func sine(named name: String, seconds: Int) throws -> String {
+        let path = TestAudio.path(name + ".wav")
+        if !FileManager.default.fileExists(atPath: path) {
+            let sox = try ExternalTool.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "\(seconds)", "sine", "441", "vol", "0.5"])
+            try #require(sox.status == 0, "sox: \(sox.errorOutput)")
+        }
+        return path
+    }
+
+    /// The peak level, left channel, of each tenth of a second a speaker played, from the first sound on.
+    static func levels(ofSpeakerOutput path: String) throws -> [Int32] {
+        let samples = try WAVFileReader(path: path).integerSamples
+        let left = stride(from: 0, to: samples.count, by: 2).map { abs(samples[$0]) }
+        guard let first = left.firstIndex(where: { $0 > 100 }) else { return [] }
+        return stride(from: first, to: left.count - 4_410, by: 4_410).map { left[$0..<($0 + 4_410)].max() ?? 0 }
+    }
+
+    @Test func eachSpeakersOwnVolumeFromPlayIsHeardOnThatSpeaker() throws {
+        let sine = try Self.sine(named: "route-sine-2s", seconds: 2)
+        let speakers = try ["study", "porch"].map { try SpeakerProcess(name: $0) }
+        defer { speakers.forEach { $0.stop() } }
+        let route = "speaker:" + speakers.map { $0.endpoint() }.joined(separator: ",")
+        let state = TestAudio.path("route-state-\(UUID().uuidString.prefix(8))")
+        // The group at half, the porch at half of that.
+        let play = try ExternalTool.run(ExternalTool.longformExecutable, ["play", "--route", route, "--state", state, "--volume", "0.5",
+                                                                         "--speaker-volume", speakers[1].endpoint() + "=0.5", sine])
+        #expect(play.status == 0, "\(play.output)\(play.errorOutput)")
+        Thread.sleep(forTimeInterval: 0.5)
+        speakers.forEach { $0.stop() }
+        let study = try Self.levels(ofSpeakerOutput: speakers[0].outputPath), porch = try Self.levels(ofSpeakerOutput: speakers[1].outputPath)
+        // 2 s of sound: the tenths that hold only the sine (not its end) are at its level.
+        #expect(study.count >= 19 && study.prefix(19).allSatisfy { abs($0 - 8_192) <= 82 }, "the study played at \(study), not 8192")
+        #expect(porch.count >= 19 && porch.prefix(19).allSatisfy { abs($0 - 4_096) <= 41 }, "the porch played at \(porch), not 4096")
+
+        // A speaker the route does not have, and a volume out of range, are refused before anything plays.
+        let stranger = try ExternalTool.run(ExternalTool.longformExecutable, ["play", "--route", route, "--state", state,
+                                                                             "--speaker-volume", "127.0.0.1:9=0.5", sine])
+        #expect(stranger.status != 0 && stranger.errorOutput.contains("127.0.0.1:9 is not one of the route's speakers"), "\(stranger.errorOutput)")
+        let loud = try ExternalTool.run(ExternalTool.longformExecutable, ["play", "--route", route, "--state", state,
+                                                                         "--speaker-volume", speakers[0].endpoint() + "=1.5", sine])
+        #expect(loud.status != 0 && loud.errorOutput.contains("the volume from 0 to 1"), "\(loud.errorOutput)")
+    }
+
+    @Test func aSpeakersOwnVolumeFromTheAPIChangesThatSpeakerAtOnceAndIsKept() throws {
+        let music = TestAudio.path("route-music-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try Self.sine(named: "route-sine-5s", seconds: 5), toPath: music + "/sine.wav")
+        let speakers = try ["attic", "cellar"].map { try SpeakerProcess(name: $0) }
+        defer { speakers.forEach { $0.stop() } }
+        let state = TestAudio.path("route-serve-\(UUID().uuidString.prefix(8))")
+        let route = "speaker:" + speakers.map { $0.endpoint() }.joined(separator: ",")
+        var server = try ServeProcess(state: state, music: music, route: route)
+        defer { server.kill() }
+        var client = HTTPTestClient(port: server.port, token: server.token)
+        let listed = try client.get("/api/speakers")
+        #expect(listed.status == 200 && listed.text.contains(#""address":"\#(speakers[1].endpoint())""#), "\(listed)")
+        #expect((listed.json["speakers"] as? [[String: Any]])?.map { ($0["volume"] as? NSNumber)?.floatValue } == [1, 1], "\(listed)")
+
+        #expect(try client.post("/api/playlist/items", json: #"{"items": [{"path": "sine.wav"}]}"#).status == 201)
+        #expect(try client.post("/api/transport/play").status == 204)
+        let deadline = Date().addingTimeInterval(10)
+        while ((try client.get("/api/state").json["offset"] as? NSNumber)?.doubleValue ?? 0) < 2 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let set = try client.put("/api/speakers/1/volume", json: #"{"volume": 0.25}"#)
+        #expect(set.status == 200 && (set.json["volume"] as? NSNumber)?.floatValue == 0.25 && set.json["index"] as? Int == 1, "\(set)")
+        // Refused, naming what is wrong; nothing changes.
+        let missing = try client.put("/api/speakers/2/volume", json: #"{"volume": 0.5}"#)
+        #expect(missing.status == 404 && missing.text.contains("no speaker has index 2"), "\(missing)")
+        let loud = try client.put("/api/speakers/0/volume", json: #"{"volume": 2}"#)
+        #expect(loud.status == 400 && loud.text.contains("volume 2.0 is outside 0...1"), "\(loud)")
+        let setAt = (try client.get("/api/state").json["offset"] as? NSNumber)?.doubleValue ?? 0
+        Thread.sleep(forTimeInterval: 1)
+        server.kill()
+        Thread.sleep(forTimeInterval: 0.5)
+        speakers.forEach { $0.stop() }
+
+        // The attic plays at the sine's level throughout; the cellar too until the change, and at
+        // a quarter of it from a few tenths later: the change does not wait for the minutes buffered.
+        let attic = try Self.levels(ofSpeakerOutput: speakers[0].outputPath), cellar = try Self.levels(ofSpeakerOutput: speakers[1].outputPath)
+        let changedTenth = Int(setAt * 10)
+        #expect(attic.count > changedTenth + 8 && attic.prefix(changedTenth + 8).allSatisfy { abs($0 - 16_384) <= 164 }, "the attic played at \(attic)")
+        #expect(cellar.count > changedTenth + 8 && cellar.prefix(changedTenth - 2).allSatisfy { abs($0 - 16_384) <= 164 }
+                && cellar[(changedTenth + 3)..<(changedTenth + 8)].allSatisfy { abs($0 - 4_096) <= 41 }, "the cellar played at \(cellar), changed at \(setAt) s")
+
+        // Kept by address: the server started again gives the cellar its volume back.
+        server = try ServeProcess(state: state, music: music, route: route)
+        client = HTTPTestClient(port: server.port, token: server.token)
+        let kept = try client.get("/api/speakers")
+        #expect((kept.json["speakers"] as? [[String: Any]])?.map { ($0["volume"] as? NSNumber)?.floatValue } == [1, 0.25], "\(kept)")
+    }
 }
 
 /// The network between sender and speaker cut for a minute while playing: a speaker in a network

@@ -136,6 +136,11 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
         running.value?.feed.setVolume(volume, ofSpeaker: index)
     }
 
+    /// The volume of speaker `index` (in `endpoints`), or the group's when `index` is nil; 0 to 1.
+    public func volume(ofSpeaker index: Int? = nil) -> Float {
+        settings.withLock { settings in index.map { settings.speakerVolumes[$0] ?? 1 } ?? settings.groupVolume }
+    }
+
     /// Sends the title, artist, album and artwork to every speaker, and to those that connect later.
     public func nowPlayingDidChange(_ info: NowPlayingInfo) {
         var info = info

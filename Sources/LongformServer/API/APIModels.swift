@@ -122,6 +122,20 @@ struct VolumeJSON: Codable, Sendable, Equatable {
     var isMuted: Bool
 }
 
+/// A network speaker of the current route, and its own volume (applied on top of the player's).
+struct SpeakerJSON: Codable, Sendable, Equatable {
+    /// Its position in the route (from 0), as `PUT /api/speakers/{index}/volume` takes it.
+    var index: Int
+    /// `HOST:PORT`, as the route names it.
+    var address: String
+    var volume: Float
+}
+
+/// The current route's network speakers: none unless it is a `speaker:` route.
+struct SpeakersJSON: Codable, Sendable, Equatable {
+    var speakers: [SpeakerJSON]
+}
+
 // MARK: - Requests
 
 /// One item to add: exactly one of a file path (inside a music directory), an http(s) URL or a
@@ -153,6 +167,11 @@ struct SeekRequest: Codable, Sendable {
 /// `POST /api/transport/play`: resume, or play the item `id` from its start.
 struct PlayRequest: Codable, Sendable {
     var id: UUID?
+}
+
+/// `PUT /api/speakers/{index}/volume`.
+struct SpeakerVolumeRequest: Codable, Sendable {
+    var volume: Float
 }
 
 /// `PUT /api/volume`: either or both.

@@ -11,6 +11,8 @@ extension LibraryPageJSON: ResponseEncodable {}
 extension TrackJSON: ResponseEncodable {}
 extension ScanJSON: ResponseEncodable {}
 extension VolumeJSON: ResponseEncodable {}
+extension SpeakerJSON: ResponseEncodable {}
+extension SpeakersJSON: ResponseEncodable {}
 extension ItemJSON: ResponseEncodable {}
 
 /// The items an add request created.
@@ -151,6 +153,12 @@ func addAPIEndpoints(to router: Router<ServerRequestContext>, controller: Player
         let body = try await request.requireBody(as: VolumeRequest.self, context: context)
         return try await offloaded { try controller.setVolume(body) }
     }
+    api.get("speakers") { _, _ in try await offloaded { controller.speakers() } }
+    api.put("speakers/:index/volume") { request, context -> SpeakerJSON in
+        let index = try context.parameters.speakerIndex()
+        let body = try await request.requireBody(as: SpeakerVolumeRequest.self, context: context)
+        return try await offloaded { try controller.setVolume(body.volume, ofSpeaker: index) }
+    }
     api.get("routes") { _, _ in try await offloaded { controller.routes() } }
     api.put("route") { request, context -> RoutesJSON in
         let body = try await request.requireBody(as: RouteRequest.self, context: context)
@@ -187,6 +195,13 @@ func addAPIEndpoints(to router: Router<ServerRequestContext>, controller: Player
 }
 
 extension Parameters {
+    /// The `{index}` of a speaker of the route; a malformed one names no speaker (404).
+    func speakerIndex() throws(APIError) -> Int {
+        let text = get("index") ?? ""
+        guard let index = Int(text) else { throw .notFound("no speaker has index \(text) (GET /api/speakers lists them)") }
+        return index
+    }
+
     /// The `{trackId}` of a library track.
     func trackID() throws(APIError) -> Int64 {
         let text = get("trackId") ?? ""

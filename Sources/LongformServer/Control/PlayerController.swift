@@ -58,6 +58,7 @@ final class PlayerController: @unchecked Sendable {
         let (specifier, audioRoute) = try Self.openRoute(route, saved: settings.route, sampleRate: sampleRate)
         routeSpecifier = specifier
         settings.route = specifier.description
+        Self.applySpeakerVolumes(settings.speakerVolumes, to: audioRoute)
         renderer = AudioRenderer(route: audioRoute)
         renderer.volume = settings.volume
         renderer.isMuted = settings.isMuted
@@ -303,6 +304,47 @@ final class PlayerController: @unchecked Sendable {
         return result
     }
 
+    // MARK: - Speakers
+
+    /// The current route's network speakers and their own volumes (none on other routes).
+    func speakers() -> SpeakersJSON { command { speakersOfRoute() } }
+
+    /// Sets the own volume (0 to 1) of speaker `index` of the current route; the player's volume
+    /// applies on top. Kept by address, so that the speaker has it again on any route it is in.
+    func setVolume(_ volume: Float, ofSpeaker index: Int) throws(APIError) -> SpeakerJSON {
+        guard volume.isFinite && (0...1).contains(volume) else { throw .badRequest("volume \(volume) is outside 0...1") }
+        return try command { () throws(APIError) -> SpeakerJSON in
+            guard let route = renderer.route as? SpeakerRoute else {
+                throw .notFound("the route \(routeSpecifier) has no network speakers (GET /api/speakers lists them)")
+            }
+            guard route.endpoints.indices.contains(index) else {
+                throw .notFound("no speaker has index \(index): the route has \(route.endpoints.count) (GET /api/speakers lists them)")
+            }
+            route.setVolume(volume, ofSpeaker: index)
+            settings.speakerVolumes[route.endpoints[index].description] = volume
+            saveSettings()
+            let speakers = speakersOfRoute()
+            events.publish(ServerEvent(name: "speakers", payload: speakers))
+            return speakers.speakers[index]
+        }
+    }
+
+    /// Under `commands`.
+    private func speakersOfRoute() -> SpeakersJSON {
+        guard let route = renderer.route as? SpeakerRoute else { return SpeakersJSON(speakers: []) }
+        return SpeakersJSON(speakers: route.endpoints.enumerated().map { index, endpoint in
+            SpeakerJSON(index: index, address: endpoint.description, volume: route.volume(ofSpeaker: index))
+        })
+    }
+
+    /// Gives a speaker route the volumes saved for its speakers.
+    private static func applySpeakerVolumes(_ volumes: [String: Float], to route: any AudioRoute) {
+        guard let route = route as? SpeakerRoute else { return }
+        for (index, endpoint) in route.endpoints.enumerated() {
+            if let volume = volumes[endpoint.description] { route.setVolume(volume, ofSpeaker: index) }
+        }
+    }
+
     // MARK: - Routes
 
     /// The routes a client may pick (not WAV files: a client does not choose where files go).
@@ -329,8 +371,10 @@ final class PlayerController: @unchecked Sendable {
         try command { () throws(APIError) in
             guard specifier != routeSpecifier else { return }
             let previous = renderer.route
+            let route = specifier.makeRoute(sampleRate: sampleRate)
+            Self.applySpeakerVolumes(settings.speakerVolumes, to: route)
             do {
-                try renderer.setRoute(specifier.makeRoute(sampleRate: sampleRate))
+                try renderer.setRoute(route)
             } catch {
                 // Back to the route that worked, so that a failed pick changes nothing.
                 try? renderer.setRoute(previous)

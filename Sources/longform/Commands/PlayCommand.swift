@@ -33,6 +33,12 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .long, help: "Directory of the saved playlist and position (default: $XDG_STATE_HOME/longform or ~/.local/state/longform).")
     var state: String?
 
+    @Option(name: .long, help: "Volume, 0 to 1 (linear gain; on speakers, the whole group's).")
+    var volume: Float = 1
+
+    @Option(name: .long, help: ArgumentHelp("One network speaker's own volume, 0 to 1, on top of --volume; repeat for others.", valueName: "HOST:PORT=VOLUME"))
+    var speakerVolume: [String] = []
+
     @OptionGroup var logging: LoggingOptions
 
     @Argument(help: "Files, directories, .m3u playlists or http(s) URLs; none to resume the saved playlist.")
@@ -40,7 +46,29 @@ struct PlayCommand: ParsableCommand {
 
     func validate() throws {
         if let lookahead, lookahead <= 0 { throw ValidationError("--lookahead must be positive") }
-        if let route { _ = try RouteSpecifier(parsing: route) }
+        guard volume.isFinite && (0...1).contains(volume) else { throw ValidationError("--volume \(volume) is outside 0...1") }
+        let specifier = try route.map { try RouteSpecifier(parsing: $0) }
+        _ = try speakerVolumes(of: specifier)
+    }
+
+    /// `--speaker-volume` as volumes by position in the route's speakers; each names one of them.
+    private func speakerVolumes(of specifier: RouteSpecifier?) throws -> [Int: Float] {
+        guard !speakerVolume.isEmpty else { return [:] }
+        guard case .speaker(let endpoints) = specifier else {
+            throw ValidationError("--speaker-volume is for a speaker: route (--route speaker:HOST:PORT,...)")
+        }
+        var volumes: [Int: Float] = [:]
+        for text in speakerVolume {
+            guard let equals = text.lastIndex(of: "="), let volume = Float(text[text.index(after: equals)...]), volume.isFinite, (0...1).contains(volume) else {
+                throw ValidationError("--speaker-volume \(text): expected HOST:PORT=VOLUME, the volume from 0 to 1")
+            }
+            let endpoint = SpeakerEndpoint(parsing: text[..<equals])
+            guard let index = endpoints.firstIndex(where: { $0 == endpoint }) else {
+                throw ValidationError("--speaker-volume \(text): \(text[..<equals]) is not one of the route's speakers (\(endpoints.map(\.description).joined(separator: ", ")))")
+            }
+            volumes[index] = volume
+        }
+        return volumes
     }
 
     func run() throws {
@@ -59,7 +87,11 @@ struct PlayCommand: ParsableCommand {
         let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallback: .wav(path: "longform-play.wav"))
         if route == nil { FileHandle.standardError.write(Data("longform: playing to \(specifier)\n".utf8)) }
         let audioRoute = specifier.makeRoute(sampleRate: sampleRate, lookAhead: lookahead)
+        if let speakers = audioRoute as? SpeakerRoute {
+            for (index, volume) in try speakerVolumes(of: specifier) { speakers.setVolume(volume, ofSpeaker: index) }
+        }
         let renderer = AudioRenderer(route: audioRoute)
+        renderer.volume = volume
         if let lookahead { renderer.lookAheadDuration = lookahead }
         let synchronizer = RenderSynchronizer()
         let player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)
