@@ -141,10 +141,10 @@ import Testing
         #expect(loud.status != 0 && loud.errorOutput.contains("the volume from 0 to 1"), "\(loud.errorOutput)")
     }
 
-    @Test func aSpeakersOwnVolumeFromTheAPIChangesThatSpeakerAtOnceAndIsKept() throws {
+    @Test func volumesFromTheAPIAreHeardAtOnceOnTheSpeakersTheyAreForAndAreKept() throws {
         let music = TestAudio.path("route-music-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: try Self.sine(named: "route-sine-5s", seconds: 5), toPath: music + "/sine.wav")
+        try FileManager.default.copyItem(atPath: try Self.sine(named: "route-sine-6s", seconds: 6), toPath: music + "/sine.wav")
         let speakers = try ["attic", "cellar"].map { try SpeakerProcess(name: $0) }
         defer { speakers.forEach { $0.stop() } }
         let state = TestAudio.path("route-serve-\(UUID().uuidString.prefix(8))")
@@ -152,36 +152,53 @@ import Testing
         var server = try ServeProcess(state: state, music: music, route: route)
         defer { server.kill() }
         var client = HTTPTestClient(port: server.port, token: server.token)
+        func offset() throws -> Double { (try client.get("/api/state").json["offset"] as? NSNumber)?.doubleValue ?? 0 }
+        func wait(untilOffset seconds: Double) throws {
+            let deadline = Date().addingTimeInterval(10)
+            while try offset() < seconds && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            try #require(try offset() >= seconds, "playback did not reach \(seconds) s")
+        }
         let listed = try client.get("/api/speakers")
         #expect(listed.status == 200 && listed.text.contains(#""address":"\#(speakers[1].endpoint())""#), "\(listed)")
         #expect((listed.json["speakers"] as? [[String: Any]])?.map { ($0["volume"] as? NSNumber)?.floatValue } == [1, 1], "\(listed)")
 
         #expect(try client.post("/api/playlist/items", json: #"{"items": [{"path": "sine.wav"}]}"#).status == 201)
         #expect(try client.post("/api/transport/play").status == 204)
-        let deadline = Date().addingTimeInterval(10)
-        while ((try client.get("/api/state").json["offset"] as? NSNumber)?.doubleValue ?? 0) < 2 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        let set = try client.put("/api/speakers/1/volume", json: #"{"volume": 0.25}"#)
-        #expect(set.status == 200 && (set.json["volume"] as? NSNumber)?.floatValue == 0.25 && set.json["index"] as? Int == 1, "\(set)")
+        // At 2 s the cellar's own volume goes to a quarter; at 3.5 s the player's (both) to a half.
+        try wait(untilOffset: 2)
+        let speakerChange = (from: try offset(), set: try client.put("/api/speakers/1/volume", json: #"{"volume": 0.25}"#), to: try offset())
+        #expect(speakerChange.set.status == 200 && (speakerChange.set.json["volume"] as? NSNumber)?.floatValue == 0.25
+                && speakerChange.set.json["index"] as? Int == 1, "\(speakerChange.set)")
         // Refused, naming what is wrong; nothing changes.
         let missing = try client.put("/api/speakers/2/volume", json: #"{"volume": 0.5}"#)
         #expect(missing.status == 404 && missing.text.contains("no speaker has index 2"), "\(missing)")
         let loud = try client.put("/api/speakers/0/volume", json: #"{"volume": 2}"#)
         #expect(loud.status == 400 && loud.text.contains("volume 2.0 is outside 0...1"), "\(loud)")
-        let setAt = (try client.get("/api/state").json["offset"] as? NSNumber)?.doubleValue ?? 0
-        Thread.sleep(forTimeInterval: 1)
+        try wait(untilOffset: 3.5)
+        let groupChange = (from: try offset(), status: try client.put("/api/volume", json: #"{"volume": 0.5}"#).status, to: try offset())
+        #expect(groupChange.status == 200)
+        try wait(untilOffset: 5)
         server.kill()
         Thread.sleep(forTimeInterval: 0.5)
         speakers.forEach { $0.stop() }
 
-        // The attic plays at the sine's level throughout; the cellar too until the change, and at
-        // a quarter of it from a few tenths later: the change does not wait for the minutes buffered.
+        // Each tenth of a second a speaker played is at one level: before a change, or from a few
+        // tenths after it (the speakers apply volumes as they play, not to the minutes they hold).
         let attic = try Self.levels(ofSpeakerOutput: speakers[0].outputPath), cellar = try Self.levels(ofSpeakerOutput: speakers[1].outputPath)
-        let changedTenth = Int(setAt * 10)
-        #expect(attic.count > changedTenth + 8 && attic.prefix(changedTenth + 8).allSatisfy { abs($0 - 16_384) <= 164 }, "the attic played at \(attic)")
-        #expect(cellar.count > changedTenth + 8 && cellar.prefix(changedTenth - 2).allSatisfy { abs($0 - 16_384) <= 164 }
-                && cellar[(changedTenth + 3)..<(changedTenth + 8)].allSatisfy { abs($0 - 4_096) <= 41 }, "the cellar played at \(cellar), changed at \(setAt) s")
+        func tenths(_ levels: [Int32], before change: (from: Double, to: Double)) -> ArraySlice<Int32> { levels.prefix(max(Int(change.from * 10) - 1, 0)) }
+        func tenths(_ levels: [Int32], after change: (from: Double, to: Double), until next: Double) -> ArraySlice<Int32> {
+            let first = Int(change.to * 10) + 3, end = min(Int(next * 10) - 1, levels.count)
+            return first < end ? levels[first..<end] : []
+        }
+        func at(_ level: Int32, _ tenths: ArraySlice<Int32>) -> Bool { tenths.count >= 4 && tenths.allSatisfy { abs($0 - level) <= level / 100 } }
+        let speakerSpan = (speakerChange.from, speakerChange.to), groupSpan = (groupChange.from, groupChange.to)
+        #expect(at(16_384, tenths(attic, before: groupSpan)) && at(8_192, tenths(attic, after: groupSpan, until: 5)),
+                "the attic played at \(attic); the player's volume changed at \(groupSpan) s")
+        #expect(at(16_384, tenths(cellar, before: speakerSpan)) && at(4_096, tenths(cellar, after: speakerSpan, until: groupSpan.0))
+                && at(2_048, tenths(cellar, after: groupSpan, until: 5)),
+                "the cellar played at \(cellar); its own volume changed at \(speakerSpan) s, the player's at \(groupSpan) s")
 
-        // Kept by address: the server started again gives the cellar its volume back.
+        // Kept by address: the server started again on the same speakers gives the cellar its volume back.
         server = try ServeProcess(state: state, music: music, route: route)
         client = HTTPTestClient(port: server.port, token: server.token)
         let kept = try client.get("/api/speakers")

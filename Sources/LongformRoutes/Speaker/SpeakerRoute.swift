@@ -98,11 +98,14 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
                 clock.isRunning ? clock.currentFrame() + (clock.rewindMarginFrames ?? 0) : 0
             }
         }
-        let settings = settings.value
-        for (index, volume) in settings.speakerVolumes { feed.setVolume(volume, ofSpeaker: index) }
-        feed.setVolume(settings.groupVolume, ofSpeaker: nil)
-        if let playing = settings.nowPlaying { feed.setNowPlaying(playing) }
-        running.value = Running(feed: feed, links: links, clockServer: clockServer)
+        // Under the settings' lock, which a change of volume or of what plays also takes: none
+        // falls between reading them and the feed being there to take the next.
+        settings.withLock { settings in
+            for (index, volume) in settings.speakerVolumes { feed.setVolume(volume, ofSpeaker: index) }
+            feed.setVolume(settings.groupVolume, ofSpeaker: nil)
+            if let playing = settings.nowPlaying { feed.setNowPlaying(playing) }
+            running.value = Running(feed: feed, links: links, clockServer: clockServer)
+        }
         for link in links { link.start() }
         thread.start(name: "longform.route.speaker", clock: clock) { [self] thread in
             pump(thread: thread, source: source, feed: feed)
@@ -132,8 +135,16 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
         let volume = min(max(volume, 0), 1)
         settings.withLock { settings in
             if let index { settings.speakerVolumes[index] = volume } else { settings.groupVolume = volume }
+            running.value?.feed.setVolume(volume, ofSpeaker: index)
         }
-        running.value?.feed.setVolume(volume, ofSpeaker: index)
+    }
+
+    /// Sets the volumes of the speakers named in `volumes` by address (`HOST:PORT`, as in the
+    /// route's name); the others keep theirs.
+    public func setVolumes(byAddress volumes: [String: Float]) {
+        for (index, endpoint) in endpoints.enumerated() {
+            if let volume = volumes[endpoint.description] { setVolume(volume, ofSpeaker: index) }
+        }
     }
 
     /// The volume of speaker `index` (in `endpoints`), or the group's when `index` is nil; 0 to 1.
@@ -148,8 +159,10 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
             logger.warning("\(name): the artwork of \(info.title) (\(artwork.data.count) bytes) is larger than a message may be; not sent")
             info.artwork = nil
         }
-        settings.withLock { $0.nowPlaying = info }
-        running.value?.feed.setNowPlaying(info)
+        settings.withLock { settings in
+            settings.nowPlaying = info
+            running.value?.feed.setNowPlaying(info)
+        }
     }
 
     private func stopConnections(_ run: Running?) {

@@ -58,14 +58,13 @@ final class PlayerController: @unchecked Sendable {
         let (specifier, audioRoute) = try Self.openRoute(route, saved: settings.route, sampleRate: sampleRate)
         routeSpecifier = specifier
         settings.route = specifier.description
-        Self.applySpeakerVolumes(settings.speakerVolumes, to: audioRoute)
+        (audioRoute as? SpeakerRoute)?.setVolumes(byAddress: settings.speakerVolumes)
         renderer = AudioRenderer(route: audioRoute)
-        renderer.volume = settings.volume
-        renderer.isMuted = settings.isMuted
         synchronizer = RenderSynchronizer()
         player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)
         do { try synchronizer.addRenderer(renderer) } catch { throw .unavailable("cannot play to \(specifier): \(error)") }
         recorder = PlayerStateRecorder(player: player, store: store)
+        applyVolume() // before anything plays
         player.addEventHandler(includingOffsets: false) { [weak self] event in self?.publish(event) }
         events.onSubscribersChange { [weak self] in self?.updateOffsetHandler() }
         if let saved, !saved.entries.isEmpty {
@@ -293,8 +292,9 @@ final class PlayerController: @unchecked Sendable {
     func setVolume(_ request: VolumeRequest) throws(APIError) -> VolumeJSON {
         if let volume = request.volume, !(volume.isFinite && (0...1).contains(volume)) { throw .badRequest("volume \(volume) is outside 0...1") }
         let result = command {
-            if let volume = request.volume { settings.volume = volume; renderer.volume = volume }
-            if let muted = request.isMuted { settings.isMuted = muted; renderer.isMuted = muted }
+            if let volume = request.volume { settings.volume = volume }
+            if let muted = request.isMuted { settings.isMuted = muted }
+            applyVolume()
             saveSettings()
             let result = VolumeJSON(volume: settings.volume, isMuted: settings.isMuted)
             // Under the lock: two changes at once are announced in the order they were made.
@@ -302,6 +302,21 @@ final class PlayerController: @unchecked Sendable {
             return result
         }
         return result
+    }
+
+    /// The volume and mute, where they are heard at once (under `commands`, or from `init`). On
+    /// network speakers they are the group's volume, which the speakers apply as they play: as a
+    /// gain in the renderer they would be heard only after the minutes of audio sent ahead.
+    private func applyVolume() {
+        let level = settings.isMuted ? 0 : settings.volume
+        if let speakers = renderer.route as? SpeakerRoute {
+            renderer.volume = 1
+            renderer.isMuted = false
+            speakers.setVolume(level, ofSpeaker: nil)
+        } else {
+            renderer.volume = settings.volume
+            renderer.isMuted = settings.isMuted
+        }
     }
 
     // MARK: - Speakers
@@ -337,14 +352,6 @@ final class PlayerController: @unchecked Sendable {
         })
     }
 
-    /// Gives a speaker route the volumes saved for its speakers.
-    private static func applySpeakerVolumes(_ volumes: [String: Float], to route: any AudioRoute) {
-        guard let route = route as? SpeakerRoute else { return }
-        for (index, endpoint) in route.endpoints.enumerated() {
-            if let volume = volumes[endpoint.description] { route.setVolume(volume, ofSpeaker: index) }
-        }
-    }
-
     // MARK: - Routes
 
     /// The routes a client may pick (not WAV files: a client does not choose where files go).
@@ -372,7 +379,7 @@ final class PlayerController: @unchecked Sendable {
             guard specifier != routeSpecifier else { return }
             let previous = renderer.route
             let route = specifier.makeRoute(sampleRate: sampleRate)
-            Self.applySpeakerVolumes(settings.speakerVolumes, to: route)
+            (route as? SpeakerRoute)?.setVolumes(byAddress: settings.speakerVolumes)
             do {
                 try renderer.setRoute(route)
             } catch {
@@ -384,7 +391,9 @@ final class PlayerController: @unchecked Sendable {
             routeSpecifier = specifier
             settings.route = specifier.description
             saveSettings()
+            applyVolume()
             events.publish(ServerEvent(name: "route", payload: RouteEventJSON(route: specifier.description)))
+            events.publish(ServerEvent(name: "speakers", payload: speakersOfRoute()))
         }
         return routes()
     }

@@ -33,7 +33,7 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .long, help: "Directory of the saved playlist and position (default: $XDG_STATE_HOME/longform or ~/.local/state/longform).")
     var state: String?
 
-    @Option(name: .long, help: "Volume, 0 to 1 (linear gain; on speakers, the whole group's).")
+    @Option(name: .long, help: "Volume, 0 to 1 (linear gain; on network speakers, the group's, applied as they play).")
     var volume: Float = 1
 
     @Option(name: .long, help: ArgumentHelp("One network speaker's own volume, 0 to 1, on top of --volume; repeat for others.", valueName: "HOST:PORT=VOLUME"))
@@ -51,22 +51,22 @@ struct PlayCommand: ParsableCommand {
         _ = try speakerVolumes(of: specifier)
     }
 
-    /// `--speaker-volume` as volumes by position in the route's speakers; each names one of them.
-    private func speakerVolumes(of specifier: RouteSpecifier?) throws -> [Int: Float] {
+    /// `--speaker-volume` as volumes by the route's name for each speaker; each names one of them.
+    private func speakerVolumes(of specifier: RouteSpecifier?) throws -> [String: Float] {
         guard !speakerVolume.isEmpty else { return [:] }
         guard case .speaker(let endpoints) = specifier else {
             throw ValidationError("--speaker-volume is for a speaker: route (--route speaker:HOST:PORT,...)")
         }
-        var volumes: [Int: Float] = [:]
+        var volumes: [String: Float] = [:]
         for text in speakerVolume {
-            guard let equals = text.lastIndex(of: "="), let volume = Float(text[text.index(after: equals)...]), volume.isFinite, (0...1).contains(volume) else {
+            guard let equals = text.lastIndex(of: "="), let endpoint = SpeakerEndpoint(parsing: text[..<equals]),
+                  let volume = Float(text[text.index(after: equals)...]), volume.isFinite, (0...1).contains(volume) else {
                 throw ValidationError("--speaker-volume \(text): expected HOST:PORT=VOLUME, the volume from 0 to 1")
             }
-            let endpoint = SpeakerEndpoint(parsing: text[..<equals])
-            guard let index = endpoints.firstIndex(where: { $0 == endpoint }) else {
-                throw ValidationError("--speaker-volume \(text): \(text[..<equals]) is not one of the route's speakers (\(endpoints.map(\.description).joined(separator: ", ")))")
+            guard endpoints.contains(endpoint) else {
+                throw ValidationError("--speaker-volume \(text): \(endpoint) is not one of the route's speakers (\(endpoints.map(\.description).joined(separator: ", ")))")
             }
-            volumes[index] = volume
+            volumes[endpoint.description] = volume
         }
         return volumes
     }
@@ -87,11 +87,15 @@ struct PlayCommand: ParsableCommand {
         let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallback: .wav(path: "longform-play.wav"))
         if route == nil { FileHandle.standardError.write(Data("longform: playing to \(specifier)\n".utf8)) }
         let audioRoute = specifier.makeRoute(sampleRate: sampleRate, lookAhead: lookahead)
-        if let speakers = audioRoute as? SpeakerRoute {
-            for (index, volume) in try speakerVolumes(of: specifier) { speakers.setVolume(volume, ofSpeaker: index) }
-        }
         let renderer = AudioRenderer(route: audioRoute)
-        renderer.volume = volume
+        if let speakers = audioRoute as? SpeakerRoute {
+            // The group's volume, which the speakers apply as they play (as a gain in the renderer
+            // it would not be heard for the minutes sent ahead).
+            speakers.setVolume(volume, ofSpeaker: nil)
+            speakers.setVolumes(byAddress: try speakerVolumes(of: specifier))
+        } else {
+            renderer.volume = volume
+        }
         if let lookahead { renderer.lookAheadDuration = lookahead }
         let synchronizer = RenderSynchronizer()
         let player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)

@@ -11,7 +11,8 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the player as a daemon with an HTTP API, live events and a web player.",
         discussion: """
             Open the printed address in a browser for the web player; the API is described at /api/openapi.yaml \
-            (docs/server.md). The playlist, position, volume, route and library are kept in SQLite under --state, and a \
+            (docs/server.md). The playlist, position, volume, route, network speakers' own volumes and library are kept in \
+            SQLite under --state, and a \
             restart resumes where it was. Only files inside the --music directories can be added (and http(s) URLs); the \
             directories are scanned into the library and rescanned when files change. Listening on an address other than \
             loopback needs a token: --token, or one generated and printed at start. SIGINT or SIGTERM stops, saving the state.
