@@ -60,11 +60,11 @@ final class PlayerController: @unchecked Sendable {
         settings.route = specifier.description
         (audioRoute as? SpeakerRoute)?.setVolumes(byAddress: settings.speakerVolumes)
         renderer = AudioRenderer(route: audioRoute)
+        Self.applyVolume(settings, to: audioRoute, renderer: renderer)
         synchronizer = RenderSynchronizer()
         player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)
         do { try synchronizer.addRenderer(renderer) } catch { throw .unavailable("cannot play to \(specifier): \(error)") }
         recorder = PlayerStateRecorder(player: player, store: store)
-        applyVolume() // before anything plays
         player.addEventHandler(includingOffsets: false) { [weak self] event in self?.publish(event) }
         events.onSubscribersChange { [weak self] in self?.updateOffsetHandler() }
         if let saved, !saved.entries.isEmpty {
@@ -294,7 +294,7 @@ final class PlayerController: @unchecked Sendable {
         let result = command {
             if let volume = request.volume { settings.volume = volume }
             if let muted = request.isMuted { settings.isMuted = muted }
-            applyVolume()
+            Self.applyVolume(settings, to: renderer.route, renderer: renderer)
             saveSettings()
             let result = VolumeJSON(volume: settings.volume, isMuted: settings.isMuted)
             // Under the lock: two changes at once are announced in the order they were made.
@@ -304,15 +304,14 @@ final class PlayerController: @unchecked Sendable {
         return result
     }
 
-    /// The volume and mute, where they are heard at once (under `commands`, or from `init`). On
+    /// Sets the volume and mute where they are heard at once when `renderer` plays to `route`. On
     /// network speakers they are the group's volume, which the speakers apply as they play: as a
     /// gain in the renderer they would be heard only after the minutes of audio sent ahead.
-    private func applyVolume() {
-        let level = settings.isMuted ? 0 : settings.volume
-        if let speakers = renderer.route as? SpeakerRoute {
+    private static func applyVolume(_ settings: PlayerSettings, to route: any AudioRoute, renderer: AudioRenderer) {
+        if let speakers = route as? SpeakerRoute {
             renderer.volume = 1
             renderer.isMuted = false
-            speakers.setVolume(level, ofSpeaker: nil)
+            speakers.setVolume(settings.isMuted ? 0 : settings.volume, ofSpeaker: nil)
         } else {
             renderer.volume = settings.volume
             renderer.isMuted = settings.isMuted
@@ -380,10 +379,13 @@ final class PlayerController: @unchecked Sendable {
             let previous = renderer.route
             let route = specifier.makeRoute(sampleRate: sampleRate)
             (route as? SpeakerRoute)?.setVolumes(byAddress: settings.speakerVolumes)
+            // Before the new route renders anything (the old one's last renders are discarded).
+            Self.applyVolume(settings, to: route, renderer: renderer)
             do {
                 try renderer.setRoute(route)
             } catch {
                 // Back to the route that worked, so that a failed pick changes nothing.
+                Self.applyVolume(settings, to: previous, renderer: renderer)
                 try? renderer.setRoute(previous)
                 throw .unavailable("cannot play to \(specifier): \(error)")
             }
@@ -391,7 +393,6 @@ final class PlayerController: @unchecked Sendable {
             routeSpecifier = specifier
             settings.route = specifier.description
             saveSettings()
-            applyVolume()
             events.publish(ServerEvent(name: "route", payload: RouteEventJSON(route: specifier.description)))
             events.publish(ServerEvent(name: "speakers", payload: speakersOfRoute()))
         }
