@@ -20,6 +20,9 @@ public struct PlayerSettings: Sendable, Equatable {
         self.speakerVolumes = speakerVolumes
     }
 
+    /// Whether `volume` is one a player takes: a number from 0 to 1.
+    public static func isValidVolume(_ volume: Float) -> Bool { volume.isFinite && (0...1).contains(volume) }
+
     /// The prefix of a speaker volume's setting name; the speaker's address follows it.
     static let speakerVolumePrefix = "speaker-volume:"
 }
@@ -36,6 +39,7 @@ extension PlayerStateStore {
             } else {
                 try db.execute(sql: "DELETE FROM setting WHERE name = 'route'")
             }
+            // Replaced as a whole, so that the rows are always the dictionary's.
             try db.execute(sql: "DELETE FROM setting WHERE name LIKE ? || '%'", arguments: [PlayerSettings.speakerVolumePrefix])
             for (address, volume) in settings.speakerVolumes {
                 try upsert.execute(arguments: [PlayerSettings.speakerVolumePrefix + address, String(volume)])

@@ -290,7 +290,7 @@ final class PlayerController: @unchecked Sendable {
 
     /// Sets the volume (0 to 1) and/or mute.
     func setVolume(_ request: VolumeRequest) throws(APIError) -> VolumeJSON {
-        if let volume = request.volume, !(volume.isFinite && (0...1).contains(volume)) { throw .badRequest("volume \(volume) is outside 0...1") }
+        if let volume = request.volume, !PlayerSettings.isValidVolume(volume) { throw .badRequest("volume \(volume) is outside 0...1") }
         let result = command {
             if let volume = request.volume { settings.volume = volume }
             if let muted = request.isMuted { settings.isMuted = muted }
@@ -326,7 +326,7 @@ final class PlayerController: @unchecked Sendable {
     /// Sets the own volume (0 to 1) of speaker `index` of the current route; the player's volume
     /// applies on top. Kept by address, so that the speaker has it again on any route it is in.
     func setVolume(_ volume: Float, ofSpeaker index: Int) throws(APIError) -> SpeakerJSON {
-        guard volume.isFinite && (0...1).contains(volume) else { throw .badRequest("volume \(volume) is outside 0...1") }
+        guard PlayerSettings.isValidVolume(volume) else { throw .badRequest("volume \(volume) is outside 0...1") }
         return try command { () throws(APIError) -> SpeakerJSON in
             guard let route = renderer.route as? SpeakerRoute else {
                 throw .notFound("the route \(routeSpecifier) has no network speakers (GET /api/speakers lists them)")

@@ -46,7 +46,7 @@ struct PlayCommand: ParsableCommand {
 
     func validate() throws {
         if let lookahead, lookahead <= 0 { throw ValidationError("--lookahead must be positive") }
-        guard volume.isFinite && (0...1).contains(volume) else { throw ValidationError("--volume \(volume) is outside 0...1") }
+        guard PlayerSettings.isValidVolume(volume) else { throw ValidationError("--volume \(volume) is outside 0...1") }
         let specifier = try route.map { try RouteSpecifier(parsing: $0) }
         _ = try speakerVolumes(of: specifier)
     }
@@ -60,7 +60,7 @@ struct PlayCommand: ParsableCommand {
         var volumes: [String: Float] = [:]
         for text in speakerVolume {
             guard let equals = text.lastIndex(of: "="), let endpoint = SpeakerEndpoint(parsing: text[..<equals]),
-                  let volume = Float(text[text.index(after: equals)...]), volume.isFinite, (0...1).contains(volume) else {
+                  let volume = Float(text[text.index(after: equals)...]), PlayerSettings.isValidVolume(volume) else {
                 throw ValidationError("--speaker-volume \(text): expected HOST:PORT=VOLUME, the volume from 0 to 1")
             }
             guard endpoints.contains(endpoint) else {
