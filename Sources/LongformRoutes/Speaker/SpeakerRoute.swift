@@ -282,8 +282,8 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
     }
 
     /// The lead: how far ahead of the frame heard a change can still reach every speaker. At least
-    /// `minimumLead`; more when a speaker hands audio to its output further ahead (its flush margin
-    /// of 50 ms and 30 ms for the answer on top), at most 2 s.
+    /// `minimumLead`; more when a speaker's first changeable frame (its status) is further ahead
+    /// (its flush margin of 50 ms and 30 ms for the answer on top), at most 2 s.
     private func leadFrames(_ feed: SpeakerFeed) -> Int64 {
         let sampleRate = Int64(format.sampleRate)
         var ahead: Int64 = 0

@@ -158,14 +158,14 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
             let format = service.session.withLock { $0.format }
             switch SpeakerSession.decodeAudio(frameCount: frameCount, samples: samples, format: format) {
             case .success(let frames):
-                actions = service.session.withLock { $0.receiveAudio(frames, at: firstFrame) }
+                actions = service.updateSession { $0.receiveAudio(frames, at: firstFrame) }
                 // A status every quarter second of audio received tells the sender how far its
                 // audio has got, so that it keeps little in flight and a control message never
                 // waits behind much audio.
                 framesSinceStatus += Int(frameCount)
                 if let rate = service.session.withLock({ $0.format?.sampleRate }), framesSinceStatus >= Int(rate) / 4 {
                     framesSinceStatus = 0
-                    send(service.session.withLock { $0.status() }, context: context)
+                    send(service.updateSession { $0.status() }, context: context)
                 }
             case .failure(let refusal): actions = [.close(reason: refusal.reason)]
             }
@@ -177,7 +177,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
                 let digest = SHA256.hash(data: data).prefix(8).map { String(format: "%02x", $0) }.joined()
                 logger.info("speaker: \(data.isEmpty ? "no artwork" : "artwork \(mimeType), \(data.count) bytes, SHA-256 \(digest)…")")
             }
-            actions = service.session.withLock { $0.receive(message) }
+            actions = service.updateSession { $0.receive(message) }
         }
         for action in actions {
             switch action {
@@ -207,7 +207,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
             return
         }
         if isActiveSender {
-            let status = service.session.withLock { $0.status() }
+            let status = service.updateSession { $0.status() }
             logger.debug("speaker: status \(status)")
             send(status, context: context)
         }

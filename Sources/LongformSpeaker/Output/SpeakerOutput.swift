@@ -7,8 +7,8 @@ import Synchronization
 final class SpeakerOutput: RouteRenderSource, @unchecked Sendable {
     private let session: LockedSession
     private unowned let route: any AudioRoute
-    /// How far ahead a route that could hold seconds may write: anchors and flushes are heard
-    /// within this (until the speaker rewinds its route on a change, a later step).
+    /// How much is queued from any frame on, as the route sees it: a route that can hold seconds
+    /// fills them (changes reach it by rewinds), and one that cannot holds little.
     private let lookAheadFrames: Int64
 
     init(session: LockedSession, route: any AudioRoute) {
@@ -17,10 +17,21 @@ final class SpeakerOutput: RouteRenderSource, @unchecked Sendable {
         lookAheadFrames = Int64(route.format.sampleRate / 5)
     }
 
+    /// The first route frame a change can still reach, for a route that can take back what it
+    /// holds (a PulseAudio server holds seconds); nil for one that cannot.
+    var firstChangeableFrame: Int64? { route is any RewindableRoute ? route.clock.earliestChangeableFrame() : nil }
+
+    /// Has the route render again from route frame `frame` (or the first it can still change).
+    func rewind(toFrame frame: Int64) {
+        guard let rewindable = route as? any RewindableRoute else { return }
+        rewindable.rewind(toFrame: max(frame, route.clock.earliestChangeableFrame()))
+    }
+
     func render(into buffer: UnsafeMutableBufferPointer<Float>, frameCount: Int, atRouteFrame routeFrame: Int64) -> Int {
         let heardAt = route.clock.hostTime(ofFrame: routeFrame)
         let channels = route.format.channelCount
-        let samples = session.withLock { $0.render(frameCount: frameCount, outputChannels: channels, heardAt: heardAt) }
+        let placement = firstChangeableFrame.map { OutputPlacement(frame: routeFrame, firstChangeableFrame: $0) }
+        let samples = session.withLock { $0.render(frameCount: frameCount, outputChannels: channels, heardAt: heardAt, placement: placement) }
         _ = buffer.update(fromContentsOf: samples.prefix(buffer.count))
         return frameCount
     }

@@ -45,6 +45,20 @@ public final class SpeakerService: @unchecked Sendable {
     /// The session's current state, for status displays and tests.
     public func withSession<T>(_ body: (inout SpeakerSession) -> T) -> T { session.withLock(body) }
 
+    /// Runs `body` on the session (a message from the sender, a status) with the output's first
+    /// changeable frame read just before, and rewinds the output when `body` changed what it holds.
+    func updateSession<T>(_ body: (inout SpeakerSession) -> T) -> T {
+        let changeable = output.firstChangeableFrame
+        let (result, rewind) = session.withLock { session in
+            session.changeableOutputFrame = changeable
+            let result = body(&session)
+            return (result, session.takeRewindRequest())
+        }
+        // Outside the lock: the route's thread takes it to render again.
+        if let rewind { output.rewind(toFrame: rewind) }
+        return result
+    }
+
     /// Starts the route and listens on `host`:`port` (0: any free port); returns the port.
     public func start(host: String, port: Int) throws -> Int {
         try route.start(pullingFrom: output)

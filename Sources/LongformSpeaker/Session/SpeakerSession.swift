@@ -82,13 +82,31 @@ public struct SpeakerSession: Sendable {
     public private(set) var artwork: (mimeType: String, data: [UInt8])?
     /// Where the output reads, in media frames (fractional while it corrects drift); nil until it has started.
     public private(set) var position: Double?
-    /// The next media frame the output plays; nil until it has started.
+    /// The next media frame the output is handed; nil until it has started.
     public var nextFrame: Int64? { position.map { Int64($0.rounded(.down)) } }
+    /// The first media frame a change can still reach: for an output that takes back what it
+    /// holds (renders with an `OutputPlacement`), the frame at its first changeable frame, as of
+    /// the last `changeableOutputFrame` set; otherwise the next frame it is handed.
+    public var firstChangeableFrame: Int64? {
+        if let frame = changeableOutputFrame, let position = rendered.position(atOutputFrame: frame) { return Int64(position.rounded(.down)) }
+        return nextFrame
+    }
+    /// The first output frame the output can still change, as its owner last read it (nil: an
+    /// output that cannot take anything back). Set before each message, so that a flush is
+    /// judged, and a status reported, against what the output can change now.
+    public var changeableOutputFrame: Int64?
     /// The output's read rate over the stream's rate, minus 1: the drift correction now.
     public private(set) var rateCorrection: Double = 0
     /// The drift controller's integral (frames × seconds).
     private var driftIntegral: Double = 0
     private var scratch: [Float] = []
+    /// What a rewindable output holds and has not played (empty for other outputs).
+    private var rendered = RenderedBlocks()
+    /// The media frame from which what the output holds is stale until audio for it comes (a
+    /// flush's resent audio, or audio the buffer lacked when it rendered).
+    private var staleFrom: Int64?
+    /// The output frame from which the output should render again (`takeRewindRequest`).
+    private var rewindRequest: Int64?
 
     /// A speaker with nothing buffered.
     public init(configuration: Configuration) {
@@ -109,6 +127,10 @@ public struct SpeakerSession: Sendable {
                 pendingAnchor = nil
                 position = nil
                 clock = NetworkClockEstimator()
+                // What the output holds of the last session is not to be heard.
+                requestRewindToChangeableFrame()
+                rendered.removeAll()
+                staleFrom = nil
             }
             // What the buffer will hold: its seconds at the stream's rate (44.1 kHz until a format
             // is known), within the byte cap (two channels until known).
@@ -129,6 +151,9 @@ public struct SpeakerSession: Sendable {
                 let cap = configuration.maximumBufferBytes / (Int(newFormat.channelCount) * MemoryLayout<Float>.size)
                 buffer = SpeakerBuffer(channelCount: Int(newFormat.channelCount), capacityFrames: min(frames, cap))
                 position = nil
+                requestRewindToChangeableFrame()
+                rendered.removeAll()
+                staleFrom = nil
             }
             return []
         case .audio(let firstFrame, let frameCount, let samples):
@@ -145,11 +170,13 @@ public struct SpeakerSession: Sendable {
                 anchor = newAnchor
                 pendingAnchor = nil
             }
+            requestRewind(toNetworkTime: newAnchor.networkTime)
             return []
         case .flush(let requestID, let fromFrame):
             return [.send(flush(requestID: requestID, from: fromFrame))]
         case .volume(let speaker, let group):
             volume = (speaker, group)
+            requestRewindToChangeableFrame()
             return []
         case .metadata(let title, let artist, let album):
             metadata = (title, artist, album)
@@ -176,6 +203,11 @@ public struct SpeakerSession: Sendable {
         guard buffer != nil else { return [.close(reason: "audio before a format")] }
         let count = frames.count / buffer!.channelCount
         let stored = buffer!.write(frames[...], at: firstFrame)
+        if let stale = staleFrom, firstFrame + Int64(stored) > stale {
+            // What the output holds from `stale` on can now be rendered right.
+            if let frame = rendered.outputFrame(ofMedia: stale) { requestRewind(toOutputFrame: frame) }
+            staleFrom = nil
+        }
         guard stored == count else {
             // The sender outran the buffer: it learns what was kept, and sends the rest again later.
             return [.send(.error(code: 507, message: "buffer full: kept \(stored) of \(count) frames from \(firstFrame); the buffer ends at \(buffer!.endFrame)"))]
@@ -186,11 +218,14 @@ public struct SpeakerSession: Sendable {
     /// A flush from `frame`: done when no part of it may have been played, refused otherwise.
     private mutating func flush(requestID: UInt32, from frame: Int64) -> SpeakerMessage {
         let margin = Int64(configuration.flushMargin * Double(format?.sampleRate ?? 44_100))
-        let firstUnplayed = nextFrame.map { $0 + margin } ?? anchor?.mediaFrame ?? buffer?.startFrame ?? 0
+        let firstUnplayed = firstChangeableFrame.map { $0 + margin } ?? anchor?.mediaFrame ?? buffer?.startFrame ?? 0
         guard frame >= firstUnplayed else {
             return .flushResult(requestID: requestID, isAccepted: false, firstUnplayedFrame: firstUnplayed)
         }
         buffer?.truncate(from: frame)
+        // The output renders again from there when the resent audio comes, not at once: at once
+        // it would render the gap as silence and need a second rewind.
+        if rendered.outputFrame(ofMedia: frame) != nil { staleFrom = min(staleFrom ?? frame, frame) }
         return .flushResult(requestID: requestID, isAccepted: true, firstUnplayedFrame: firstUnplayed)
     }
 
@@ -202,7 +237,7 @@ public struct SpeakerSession: Sendable {
     /// What the speaker reports.
     public func status() -> SpeakerMessage {
         let estimate = clock.estimate
-        return .status(SpeakerStatus(bufferEndFrame: buffer.map { $0.isEmpty ? -1 : $0.endFrame } ?? -1, nextFrame: nextFrame ?? -1,
+        return .status(SpeakerStatus(bufferEndFrame: buffer.map { $0.isEmpty ? -1 : $0.endFrame } ?? -1, nextFrame: firstChangeableFrame ?? -1,
                                      clockOffset: estimate?.offset ?? 0, clockUncertainty: estimate?.uncertainty ?? UInt64.max,
                                      isSynchronized: clock.isGood, isPlaying: nextFrame != nil && (anchor?.rate ?? 0) > 0))
     }
@@ -212,7 +247,76 @@ public struct SpeakerSession: Sendable {
     /// `frameCount` frames for an output with `outputChannels` channels whose first frame is heard
     /// at `heardAt` on the speaker's clock (ns). Silence until an anchor with a good clock says to
     /// play; from then on the frames the anchor maps that time to, sample-exactly at a start.
-    public mutating func render(frameCount: Int, outputChannels: Int, heardAt localTime: UInt64) -> [Float] {
+    ///
+    /// An output that can take back what it holds passes its `placement`: the session then keeps
+    /// what it rendered until the output can no longer change it, asks for a rewind
+    /// (`takeRewindRequest`) when a change reaches into it, and when asked for a frame it already
+    /// rendered, renders again from its state there.
+    public mutating func render(frameCount: Int, outputChannels: Int, heardAt localTime: UInt64, placement: OutputPlacement? = nil) -> [Float] {
+        if let placement {
+            if let end = rendered.endFrame, placement.frame < end { restore(toOutputFrame: placement.frame) }
+            rendered.forget(before: placement.firstChangeableFrame)
+        }
+        let before = (anchor: anchor, position: position, rateCorrection: rateCorrection, driftIntegral: driftIntegral)
+        let (output, read) = renderBlock(frameCount: frameCount, outputChannels: outputChannels, heardAt: localTime, discardsPlayed: placement == nil)
+        if let placement {
+            rendered.append(RenderedBlocks.Block(outputFrame: placement.frame, frameCount: frameCount, heardAt: localTime, anchor: anchor,
+                                                 positionBefore: before.position, positionAfter: position, readFrom: read?.from,
+                                                 silentFrames: read?.silentFrames ?? 0, step: read?.step ?? 1,
+                                                 rateCorrection: before.rateCorrection, driftIntegral: before.driftIntegral))
+            if let read, let end = buffer?.endFrame, read.from + Double(frameCount - read.silentFrames) * read.step > Double(end) {
+                // The buffer lacked audio the block needed: rendered again when it comes.
+                staleFrom = min(staleFrom ?? end, max(end, Int64(read.from.rounded(.down))))
+            }
+            // Frames the output may still be asked for again stay in the buffer.
+            if let earliest = rendered.earliestReadFrame { buffer?.discard(before: Int64(earliest.rounded(.down)) - 2) }
+        }
+        return output
+    }
+
+    /// The output frame from which the output should render again, once; nil when nothing it
+    /// holds has changed.
+    public mutating func takeRewindRequest() -> Int64? {
+        defer { rewindRequest = nil }
+        return rewindRequest
+    }
+
+    /// Back to the session's state at output frame `frame`, which was rendered already: the
+    /// position and drift correction then, and the anchor then (a newer one stays pending, and
+    /// takes over at its time as it would have).
+    private mutating func restore(toOutputFrame frame: Int64) {
+        guard let block = rendered.cut(at: frame) else { return }
+        position = frame >= block.outputFrame ? block.position(atOutputFrame: frame) : block.positionBefore
+        rateCorrection = block.rateCorrection
+        driftIntegral = block.driftIntegral
+        if block.anchor != anchor {
+            if pendingAnchor == nil { pendingAnchor = anchor }
+            anchor = block.anchor
+        }
+        staleFrom = nil
+    }
+
+    private mutating func requestRewind(toOutputFrame frame: Int64) {
+        rewindRequest = min(rewindRequest ?? frame, frame)
+    }
+
+    /// A change from network time `networkTime` on: the output renders again from the frame it
+    /// hears then, if it holds that frame already.
+    private mutating func requestRewind(toNetworkTime networkTime: UInt64) {
+        guard let rate = configuration.outputSampleRate ?? format.map({ Int($0.sampleRate) }),
+              let local = clock.localTime(fromNetwork: networkTime) else { return }
+        let heard = local > configuration.extraDelay ? local - configuration.extraDelay : 0
+        if let frame = rendered.outputFrame(heardAt: heard, outputSampleRate: rate) { requestRewind(toOutputFrame: frame) }
+    }
+
+    /// A change from now on (a volume, a new session): the output renders again from the first frame it can change.
+    private mutating func requestRewindToChangeableFrame() {
+        if let frame = changeableOutputFrame, let end = rendered.endFrame, frame < end { requestRewind(toOutputFrame: frame) }
+    }
+
+    /// One block: its samples, and where it read the buffer (nil: it played silence only).
+    private mutating func renderBlock(frameCount: Int, outputChannels: Int, heardAt localTime: UInt64, discardsPlayed: Bool)
+        -> (samples: [Float], read: (from: Double, silentFrames: Int, step: Double)?) {
         let silence = [Float](repeating: 0, count: frameCount * outputChannels)
         // The network time at which this block is heard (the extra delay: later than the device says).
         let network = clock.networkTime(fromLocal: localTime + configuration.extraDelay)
@@ -220,14 +324,14 @@ public struct SpeakerSession: Sendable {
             anchor = pending
             pendingAnchor = nil
         }
-        guard let format, let anchor, buffer != nil, frameCount > 0 else { return silence }
+        guard let format, let anchor, buffer != nil, frameCount > 0 else { return (silence, nil) }
         guard anchor.rate > 0 else {
             // Paused: held at the anchor's frame.
             position = Double(anchor.mediaFrame)
-            return silence
+            return (silence, nil)
         }
-        guard let network else { return silence }
-        guard position != nil || clock.isGood else { return silence } // a poor clock starts nothing
+        guard let network else { return (silence, nil) }
+        guard position != nil || clock.isGood else { return (silence, nil) } // a poor clock starts nothing
         let sampleRate = Double(format.sampleRate)
         let elapsed = Double(Int64(bitPattern: network &- anchor.networkTime)) / 1e9
         let target = Double(anchor.mediaFrame) + elapsed * anchor.rate * sampleRate
@@ -260,10 +364,12 @@ public struct SpeakerSession: Sendable {
         readResampled(from: from, count: playedCount, step: step, channels: Int(format.channelCount))
         if playedCount > 0 {
             position = from + Double(playedCount) * step
-            // Two frames stay for the interpolation of the next block.
-            buffer!.discard(before: nextFrame! - 2)
+            // Two frames stay for the interpolation of the next block (a rewindable output's
+            // frames are kept until it can no longer ask for them again: `render`).
+            if discardsPlayed { buffer!.discard(before: nextFrame! - 2) }
         }
-        return mix(scratch, channels: Int(format.channelCount), after: silentFrames, frameCount: frameCount, outputChannels: outputChannels)
+        let samples = mix(scratch, channels: Int(format.channelCount), after: silentFrames, frameCount: frameCount, outputChannels: outputChannels)
+        return (samples, playedCount > 0 ? (from, silentFrames, step) : nil)
     }
 
     /// Frames within half a frame of the anchor's timeline are in step: no correction is started

@@ -109,7 +109,8 @@ public struct RateAnchor: Sendable, Equatable {
 public struct SpeakerStatus: Sendable, Equatable {
     /// The media frame its buffer ends at (-1: empty).
     public var bufferEndFrame: Int64
-    /// The next frame it will play.
+    /// The first frame a change can still reach (-1: not playing): the next frame it hands its
+    /// output, or, for an output that takes back what it holds, the frame at its first changeable one.
     public var nextFrame: Int64
     /// Its estimate of sender clock − own clock (ns).
     public var clockOffset: Int64

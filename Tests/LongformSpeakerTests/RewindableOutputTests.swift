@@ -1,0 +1,92 @@
+import LongformSpeaker
+import LongformSpeakerProtocol
+import Testing
+
+/// A speaker whose output holds seconds it can still take back (a PulseAudio server): a change
+/// is heard from the first frame the output can change, not after all it holds. The session is
+/// played out without sockets, as in `SpeakerSessionTests`, its output placed frame by frame.
+@Suite struct RewindableOutputTests {
+    /// Renders output frames `frames` in blocks of `block`, output frame 0 heard at network time
+    /// `start`, for an output that can change frames from `changeable` on; the left channel.
+    static func render(_ session: inout SpeakerSession, _ frames: Range<Int>, start: UInt64, changeable: Int64, block: Int = 4_410) -> [Float] {
+        var heard: [Float] = []
+        var frame = frames.lowerBound
+        while frame < frames.upperBound {
+            let count = min(block, frames.upperBound - frame)
+            let output = session.render(frameCount: count, outputChannels: 2, heardAt: SpeakerSessionTests.local(start, plusFrames: frame),
+                                        placement: OutputPlacement(frame: Int64(frame), firstChangeableFrame: changeable))
+            heard += stride(from: 0, to: output.count, by: 2).map { output[$0] }
+            frame += count
+        }
+        return heard
+    }
+
+    /// The ramp's left samples for media frames `frames`.
+    static func ramp(_ frames: Range<Int>) -> [Float] { frames.map { SpeakerSessionTests.left(Int64($0)) } }
+
+    @Test func aPauseIsHeardFromItsMomentThoughTheOutputHoldsSecondsPastIt() {
+        var session = SpeakerSessionTests.ready()
+        let start: UInt64 = 80_000_000_000
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
+        var heard = Self.render(&session, 0..<88_200, start: start, changeable: 0)
+        // 2 s are in the output; it can still change them from frame 882 on.
+        session.changeableOutputFrame = 882
+        guard case .status(let status) = session.status() else { Issue.record("no status"); return }
+        #expect(status.nextFrame == 882, "the sender learns where a change can reach, not how far the output holds")
+        _ = session.receive(.anchor(RateAnchor(rate: 0, mediaFrame: 4_410, networkTime: start + 100_000_000)))
+        #expect(session.takeRewindRequest() == 4_410, "rendered again from the pause's moment")
+        heard = Array(heard.prefix(4_410)) + Self.render(&session, 4_410..<88_200, start: start, changeable: 882)
+        #expect(Array(heard.prefix(4_410)) == Self.ramp(0..<4_410))
+        #expect(heard.dropFirst(4_410).allSatisfy { $0 == 0 }, "silent from the pause's moment")
+        #expect(session.nextFrame == 4_410 && session.takeRewindRequest() == nil)
+    }
+
+    @Test func aFlushIsJudgedByWhatTheOutputCanChangeAndHeardWhenItsAudioComes() {
+        var session = SpeakerSessionTests.ready()
+        let start: UInt64 = 90_000_000_000
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
+        var heard = Self.render(&session, 0..<88_200, start: start, changeable: 0)
+        session.changeableOutputFrame = 441
+        // A flush must leave 50 ms (2,205 frames) after the first frame the output can change.
+        #expect(session.receive(.flush(requestID: 1, fromFrame: 2_000)) == [.send(.flushResult(requestID: 1, isAccepted: false, firstUnplayedFrame: 2_646))])
+        #expect(session.receive(.flush(requestID: 2, fromFrame: 4_410)) == [.send(.flushResult(requestID: 2, isAccepted: true, firstUnplayedFrame: 2_646))])
+        #expect(session.takeRewindRequest() == nil, "what the output holds stays until the resent audio comes")
+        // The resent audio: a second of one value.
+        let value: [UInt8] = [0x34, 0x12, 0, 0]
+        _ = session.receive(.audio(firstFrame: 4_410, frameCount: 44_100, samples: Array((0..<44_100).map { _ in value }.joined())))
+        #expect(session.takeRewindRequest() == 4_410)
+        heard = Array(heard.prefix(4_410)) + Self.render(&session, 4_410..<88_200, start: start, changeable: 441)
+        #expect(Array(heard.prefix(4_410)) == Self.ramp(0..<4_410))
+        #expect(heard[4_410..<48_510].allSatisfy { $0 == Float(0x1234) / 32_768 }, "the new audio from the flush's frame")
+        #expect(heard[48_510...].allSatisfy { $0 == 0 }, "silence where the buffer has nothing yet")
+        // Audio that comes for what was rendered as silence is rendered again from there.
+        _ = session.receive(TestSender.ramp(48_510, 44_100))
+        #expect(session.takeRewindRequest() == 48_510)
+        #expect(Self.render(&session, 48_510..<60_000, start: start, changeable: 30_000) == Self.ramp(48_510..<60_000))
+    }
+
+    @Test func aVolumeIsHeardFromTheFirstFrameTheOutputCanChangeWithNothingLostOrRepeated() {
+        var session = SpeakerSessionTests.ready()
+        let start: UInt64 = 100_000_000_000
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
+        var heard = Self.render(&session, 0..<44_100, start: start, changeable: 0)
+        session.changeableOutputFrame = 2_205
+        _ = session.receive(.volume(speaker: 0.5, group: 1))
+        #expect(session.takeRewindRequest() == 2_205)
+        // The route renders again a little later than asked (its thread was late): from there on.
+        heard = Array(heard.prefix(3_000)) + Self.render(&session, 3_000..<44_100, start: start, changeable: 2_205)
+        #expect(Array(heard.prefix(3_000)) == Self.ramp(0..<3_000))
+        #expect(Array(heard[3_000...]) == Self.ramp(3_000..<44_100).map { $0 * 0.5 }, "at half volume, nothing lost or repeated")
+    }
+
+    @Test func aNewSenderIsNotHeardAfterWhatTheOutputHoldsOfTheLastOne() {
+        var session = SpeakerSessionTests.ready()
+        let start: UInt64 = 110_000_000_000
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
+        _ = Self.render(&session, 0..<44_100, start: start, changeable: 0)
+        session.changeableOutputFrame = 1_000
+        _ = session.receive(.hello(sessionID: Array(repeating: 9, count: 16), senderName: "another", timingPort: 7001))
+        #expect(session.takeRewindRequest() == 1_000)
+        #expect(Self.render(&session, 1_000..<44_100, start: start, changeable: 1_000).allSatisfy { $0 == 0 })
+    }
+}
