@@ -79,6 +79,19 @@ import Testing
         #expect(Array(heard[3_000...]) == Self.ramp(3_000..<44_100).map { $0 * 0.5 }, "at half volume, nothing lost or repeated")
     }
 
+    @Test func whilePlayingTheOutputRendersNoFurtherThanTheAudioHeldAndWhilePausedAsFarAsItLikes() {
+        var session = SpeakerSessionTests.ready()
+        #expect(session.playableFrameCount == nil, "no anchor: silence, which an anchor takes back")
+        let start: UInt64 = 120_000_000_000
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
+        #expect(session.playableFrameCount == 441_000, "about to play: the 10 s held")
+        _ = Self.render(&session, 0..<44_100, start: start, changeable: 0)
+        #expect(session.playableFrameCount == 396_900, "playing: what is held past the frames rendered")
+        _ = session.receive(.anchor(RateAnchor(rate: 0, mediaFrame: 44_100, networkTime: start + 1_000_000_000)))
+        _ = Self.render(&session, 44_100..<48_510, start: start, changeable: 0)
+        #expect(session.playableFrameCount == nil, "paused")
+    }
+
     @Test func aNewSenderIsNotHeardAfterWhatTheOutputHoldsOfTheLastOne() {
         var session = SpeakerSessionTests.ready()
         let start: UInt64 = 110_000_000_000

@@ -7,8 +7,7 @@ import Synchronization
 final class SpeakerOutput: RouteRenderSource, @unchecked Sendable {
     private let session: LockedSession
     private unowned let route: any AudioRoute
-    /// How much is queued from any frame on, as the route sees it: a route that can hold seconds
-    /// fills them (changes reach it by rewinds), and one that cannot holds little.
+    /// How far ahead a route that cannot take back what it holds may write: changes are heard after this.
     private let lookAheadFrames: Int64
 
     init(session: LockedSession, route: any AudioRoute) {
@@ -40,6 +39,12 @@ final class SpeakerOutput: RouteRenderSource, @unchecked Sendable {
     var isTimelineStopped: Bool { false }
     func waitForRenderableAudio(timeoutSeconds: Double) {}
     func routeDidResume(atFrame frame: Int64, afterRewindTo target: Int64) {}
-    func queuedFrameCount(fromRouteFrame routeFrame: Int64) -> Int64? { lookAheadFrames }
+    /// A route that can take back what it holds renders the audio the speaker has (seconds on
+    /// PulseAudio; changes reach it by rewinds), and no silence past it while more is coming; one
+    /// that cannot holds little.
+    func queuedFrameCount(fromRouteFrame routeFrame: Int64) -> Int64? {
+        guard route is any RewindableRoute else { return lookAheadFrames }
+        return session.withLock { $0.playableFrameCount }
+    }
     func timelineRate(atRouteFrame routeFrame: Int64) -> (rate: Double, nextChangeFrame: Int64?) { (1, nil) }
 }

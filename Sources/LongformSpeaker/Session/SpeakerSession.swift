@@ -84,6 +84,14 @@ public struct SpeakerSession: Sendable {
     public private(set) var position: Double?
     /// The next media frame the output is handed; nil until it has started.
     public var nextFrame: Int64? { position.map { Int64($0.rounded(.down)) } }
+    /// Frames of audio held from where the output reads next, while it plays or is about to (an
+    /// anchor at rate > 0); nil otherwise (what it renders then is silence, which a change takes
+    /// back). A rewindable output renders no further than this, so that it does not render as
+    /// silence the audio still coming in a fill and have to take it back frame by frame.
+    public var playableFrameCount: Int64? {
+        guard let anchor, anchor.rate > 0, let buffer, pendingAnchor.map({ $0.rate > 0 }) ?? true else { return nil }
+        return max(0, buffer.endFrame - (nextFrame ?? anchor.mediaFrame))
+    }
     /// The first media frame a change can still reach: for an output that takes back what it
     /// holds (renders with an `OutputPlacement`), the frame at its first changeable frame, as of
     /// the last `changeableOutputFrame` set; otherwise the next frame it is handed.
