@@ -63,6 +63,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
             var buffer = [Float](repeating: 0, count: Int(Double(format.sampleRate) * (self.bufferDuration + 0.1)) * format.channelCount)
             var frame: Int64 = 0 // the next frame to write
             var isRefilling = true
+            var heardFilter = HeardFrameFilter(sampleRate: format.sampleRate)
             do {
                 while !thread.shouldStop {
                     let writable = try stream.waitUntilWritable(minimumFrames: isRefilling ? 1 : writeFrames)
@@ -75,7 +76,8 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                             // The server cannot take back what its sink already has: learn how far
                             // ahead of the frame heard that reaches, so that the next change is placed
                             // past it. A reach beyond reason (a server still starting) is not learnt.
-                            clock.update(frame: heard, heardAtHostTime: HostClock.now())
+                            heardFilter.reset()
+                            clock.update(frame: heard, heardAtHostTime: heardFilter.add(frame: heard, heardAt: HostClock.now()))
                             let reach = resume - heard + safetyFrames
                             let margin = clock.rewindMarginFrames ?? reach
                             if reach <= maximumMarginFrames { clock.setRewindMarginFrames(reach > margin ? reach : (3 * margin + reach) / 4) }
@@ -113,7 +115,9 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     }
                     frame += Int64(count)
                     clock.noteFramesRendered(frame)
-                    if let heard = stream.heardFrame() { clock.update(frame: heard, heardAtHostTime: HostClock.now()) }
+                    if let report = stream.timingReport() {
+                        clock.update(frame: report.frame, heardAtHostTime: heardFilter.add(frame: report.frame, heardAt: report.hostTime))
+                    }
                 }
             } catch {
                 logger.error("\(name): \(error)")

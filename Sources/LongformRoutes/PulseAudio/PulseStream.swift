@@ -143,6 +143,27 @@ final class PulseStream: @unchecked Sendable {
         return (timing.pointee.write_index / Int64(frameBytes), heardFrameLocked())
     }
 
+    /// The server's last timing report as "this frame is heard at this host time", read from the
+    /// report itself (its read index less the sink's latency, at the time the server took it)
+    /// rather than through libpulse's interpolation, whose smoother wanders by hundreds of
+    /// microseconds, differently for each stream (two speakers on one sink drifted apart by that
+    /// much). Nil while the stream is not playing or its read index is unknown (just after a flush).
+    func timingReport() -> (frame: Int64, hostTime: UInt64)? {
+        lock()
+        defer { unlock() }
+        guard let stream, let timing = pa_stream_get_timing_info(stream), timing.pointee.playing != 0,
+              timing.pointee.read_index_corrupt == 0 else { return nil }
+        let report = timing.pointee
+        // The report's time is on the realtime clock; the route's clocks are on the monotonic one.
+        var realtime = timespec()
+        clock_gettime(CLOCK_REALTIME, &realtime)
+        let monotonicNow = Int64(HostClock.now())
+        let realtimeNow = Int64(realtime.tv_sec) * 1_000_000_000 + Int64(realtime.tv_nsec)
+        let taken = Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1_000
+        let frame = report.read_index / Int64(frameBytes) - Int64(report.sink_usec) * Int64(sampleRate) / 1_000_000
+        return (frame, UInt64(max(0, monotonicNow - (realtimeNow - taken))))
+    }
+
     /// The frame heard now (from the server's interpolated timing), or nil while the stream is not
     /// playing yet: a new stream can take a second to start, and the clock must not run meanwhile.
     func heardFrame() -> Int64? {

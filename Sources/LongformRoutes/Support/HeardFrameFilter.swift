@@ -1,0 +1,68 @@
+/// Smooths a device's reports of which frame is heard when. PulseAudio's timing, read after each
+/// write, is off by a few hundred microseconds from one report to the next, while the device
+/// plays at a steady rate; a clock set from each report moves by that much, and a network
+/// speaker following it resamples to chase the noise (the stereo pair drifted apart by up to
+/// 0.5 ms). The filter keeps a line through the reports and corrects its phase and its rate a
+/// little at each one, a delay-locked loop as JACK and PipeWire use for their device clocks; a
+/// report far off the line (a flush, an underrun) starts it again there.
+struct HeardFrameFilter: Sendable {
+    /// A report further than this from the line starts the line again (ns).
+    static let restartDistance: Double = 5_000_000
+    /// The loop's bandwidth (Hz): how quickly the line follows the reports. Wide for its first
+    /// `acquisitionSeconds` (a stream's first reports are off by milliseconds, and a narrow loop
+    /// would take minutes to leave them behind), narrow after.
+    static let bandwidth = 0.01
+    static let acquisitionBandwidth = 0.1
+    static let acquisitionSeconds = 20.0
+    /// The most the rate may differ from the nominal one (a device clock is off by tens of ppm).
+    static let maximumRateDeviation = 0.001
+
+    private let nominalNanosecondsPerFrame: Double
+    private var line: (frame: Int64, time: Double, nanosecondsPerFrame: Double)?
+    /// Nanoseconds of reports since the line started.
+    private var lineAge: Double = 0
+
+    /// A filter for a device at `sampleRate`.
+    init(sampleRate: Int) {
+        nominalNanosecondsPerFrame = 1e9 / Double(sampleRate)
+    }
+
+    /// Forgets the line: the next report starts it.
+    mutating func reset() {
+        line = nil
+        lineAge = 0
+    }
+
+    /// Takes the report "`frame` is heard at `hostTime`" and returns the host time the line gives
+    /// that frame.
+    mutating func add(frame: Int64, heardAt hostTime: UInt64) -> UInt64 {
+        let measured = Double(hostTime)
+        // The same report again (no fresh one since): the line as it is.
+        if let current = line, frame == current.frame { return UInt64(max(0, current.time.rounded())) }
+        guard let current = line, frame > current.frame else {
+            line = (frame, measured, line?.nanosecondsPerFrame ?? nominalNanosecondsPerFrame)
+            lineAge = 0
+            return hostTime
+        }
+        let frames = Double(frame - current.frame)
+        let predicted = current.time + frames * current.nanosecondsPerFrame
+        let error = measured - predicted
+        guard abs(error) <= Self.restartDistance else {
+            line = (frame, measured, nominalNanosecondsPerFrame)
+            lineAge = 0
+            return hostTime
+        }
+        // A second-order loop (phase and rate), critically damped, its gains for this report's interval.
+        let interval = frames * current.nanosecondsPerFrame
+        lineAge += interval
+        let bandwidth = lineAge < Self.acquisitionSeconds * 1e9 ? Self.acquisitionBandwidth : Self.bandwidth
+        let omega = 2 * Double.pi * bandwidth * interval / 1e9
+        let phaseGain = min(2.0.squareRoot() * omega, 1), rateGain = omega * omega
+        let limit = nominalNanosecondsPerFrame * Self.maximumRateDeviation
+        let rate = min(max(current.nanosecondsPerFrame + rateGain * error / frames, nominalNanosecondsPerFrame - limit),
+                       nominalNanosecondsPerFrame + limit)
+        let time = predicted + phaseGain * error
+        line = (frame, time, rate)
+        return UInt64(max(0, time.rounded()))
+    }
+}

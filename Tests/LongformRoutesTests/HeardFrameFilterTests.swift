@@ -1,0 +1,41 @@
+@testable import LongformRoutes
+import Testing
+
+/// The PulseAudio route's clock smoothing, fed with made-up reports: a device that plays at a
+/// steady rate (a little off the nominal one), reported with noise, and once a jump.
+@Suite struct HeardFrameFilterTests {
+    /// A repeatable noise in −1…1 (a linear congruential generator).
+    struct Noise {
+        var state: UInt64 = 12_345
+        mutating func next() -> Double {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Double(state >> 11) / Double(1 << 53) * 2 - 1
+        }
+    }
+
+    @Test func noisyReportsOfASteadyDeviceGiveItsTrueTimesAndAJumpIsFollowedAtOnce() {
+        let rate = 44_100
+        // The device runs 80 ppm slow against the host clock, from host time 1 s.
+        let nanosecondsPerFrame = 1e9 / Double(rate) * (1 + 80e-6)
+        func truth(_ frame: Int64) -> Double { 1e9 + Double(frame) * nanosecondsPerFrame }
+        var filter = HeardFrameFilter(sampleRate: rate)
+        var noise = Noise()
+        var rawErrors: [Double] = [], smoothedErrors: [Double] = []
+        // A report a second for 10 minutes, each off by up to ±400 µs.
+        for second in 0..<600 {
+            let frame = Int64(second * rate)
+            let reported = truth(frame) + noise.next() * 400_000
+            let smoothed = Double(filter.add(frame: frame, heardAt: UInt64(reported)))
+            if second >= 120 {
+                rawErrors.append(abs(reported - truth(frame)))
+                smoothedErrors.append(abs(smoothed - truth(frame)))
+            }
+        }
+        let raw = rawErrors.sorted()[rawErrors.count / 2], smoothed = smoothedErrors.sorted()[smoothedErrors.count / 2]
+        #expect(smoothed < raw / 4, "median error after 2 min: \(smoothed) ns smoothed, \(raw) ns reported")
+        #expect(smoothedErrors.max()! < rawErrors.max()! / 2, "worst after 2 min: \(smoothedErrors.max()!) ns smoothed, \(rawErrors.max()!) ns reported")
+        // A flush or an underrun moves the device 30 ms: the next report is taken as it is.
+        let frame = Int64(600 * rate)
+        #expect(filter.add(frame: frame, heardAt: UInt64(truth(frame) + 30_000_000)) == UInt64(truth(frame) + 30_000_000))
+    }
+}
