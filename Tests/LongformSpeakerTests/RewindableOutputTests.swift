@@ -21,14 +21,21 @@ import Testing
         return heard
     }
 
+    /// A session playing the ramp from media frame 0 at network time `start`, whose output has
+    /// rendered output frames 0..<`frames` (the first changeable then); and their left channel.
+    static func playing(from start: UInt64, rendered frames: Int) -> (session: SpeakerSession, heard: [Float]) {
+        var session = SpeakerSessionTests.ready()
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
+        let heard = render(&session, 0..<frames, start: start, changeable: 0)
+        return (session, heard)
+    }
+
     /// The ramp's left samples for media frames `frames`.
     static func ramp(_ frames: Range<Int>) -> [Float] { frames.map { SpeakerSessionTests.left(Int64($0)) } }
 
     @Test func aPauseIsHeardFromItsMomentThoughTheOutputHoldsSecondsPastIt() {
-        var session = SpeakerSessionTests.ready()
         let start: UInt64 = 80_000_000_000
-        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
-        var heard = Self.render(&session, 0..<88_200, start: start, changeable: 0)
+        var (session, heard) = Self.playing(from: start, rendered: 88_200)
         // 2 s are in the output; it can still change them from frame 882 on.
         session.changeableOutputFrame = 882
         guard case .status(let status) = session.status() else { Issue.record("no status"); return }
@@ -42,10 +49,8 @@ import Testing
     }
 
     @Test func aFlushIsJudgedByWhatTheOutputCanChangeAndHeardWhenItsAudioComes() {
-        var session = SpeakerSessionTests.ready()
         let start: UInt64 = 90_000_000_000
-        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
-        var heard = Self.render(&session, 0..<88_200, start: start, changeable: 0)
+        var (session, heard) = Self.playing(from: start, rendered: 88_200)
         session.changeableOutputFrame = 441
         // A flush must leave 50 ms (2,205 frames) after the first frame the output can change.
         #expect(session.receive(.flush(requestID: 1, fromFrame: 2_000)) == [.send(.flushResult(requestID: 1, isAccepted: false, firstUnplayedFrame: 2_646))])
@@ -66,10 +71,8 @@ import Testing
     }
 
     @Test func aVolumeIsHeardFromTheFirstFrameTheOutputCanChangeWithNothingLostOrRepeated() {
-        var session = SpeakerSessionTests.ready()
         let start: UInt64 = 100_000_000_000
-        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
-        var heard = Self.render(&session, 0..<44_100, start: start, changeable: 0)
+        var (session, heard) = Self.playing(from: start, rendered: 44_100)
         session.changeableOutputFrame = 2_205
         _ = session.receive(.volume(speaker: 0.5, group: 1))
         #expect(session.takeRewindRequest() == 2_205)
@@ -93,10 +96,8 @@ import Testing
     }
 
     @Test func aNewSenderIsNotHeardAfterWhatTheOutputHoldsOfTheLastOne() {
-        var session = SpeakerSessionTests.ready()
         let start: UInt64 = 110_000_000_000
-        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
-        _ = Self.render(&session, 0..<44_100, start: start, changeable: 0)
+        var session = Self.playing(from: start, rendered: 44_100).session
         session.changeableOutputFrame = 1_000
         _ = session.receive(.hello(sessionID: Array(repeating: 9, count: 16), senderName: "another", timingPort: 7001))
         #expect(session.takeRewindRequest() == 1_000)
