@@ -34,6 +34,16 @@ import Testing
         let raw = rawErrors.sorted()[rawErrors.count / 2], smoothed = smoothedErrors.sorted()[smoothedErrors.count / 2]
         #expect(smoothed < raw / 4, "median error after 2 min: \(smoothed) ns smoothed, \(raw) ns reported")
         #expect(smoothedErrors.max()! < rawErrors.max()! / 2, "worst after 2 min: \(smoothedErrors.max()!) ns smoothed, \(rawErrors.max()!) ns reported")
+        // The same report read again (no fresh one since) changes nothing; the line read a second
+        // later gives that moment's frame, on the device's own rate.
+        let last = Int64(599 * rate)
+        let again = filter.add(frame: last, heardAt: UInt64(truth(last) + 300_000))
+        #expect(again == filter.add(frame: last, heardAt: UInt64(truth(last) - 300_000)))
+        if let point = filter.point(near: UInt64(truth(last) + 1e9)) {
+            #expect(abs(Double(point.hostTime) - truth(point.frame)) < rawErrors.max()! / 2, "a second on: \(Double(point.hostTime) - truth(point.frame)) ns off")
+        } else {
+            Issue.record("no line")
+        }
         // A flush or an underrun moves the device 30 ms: the next report is taken as it is.
         let frame = Int64(600 * rate)
         #expect(filter.add(frame: frame, heardAt: UInt64(truth(frame) + 30_000_000)) == UInt64(truth(frame) + 30_000_000))

@@ -64,6 +64,12 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
             var frame: Int64 = 0 // the next frame to write
             var isRefilling = true
             var heardFilter = HeardFrameFilter(sampleRate: format.sampleRate)
+            // The clock from the server's last timing report, through the filter, read at now.
+            func updateClock() {
+                guard let report = stream.timingReport() else { return }
+                _ = heardFilter.add(frame: report.frame, heardAt: report.hostTime)
+                if let point = heardFilter.point(near: HostClock.now()) { clock.update(frame: point.frame, heardAtHostTime: point.hostTime) }
+            }
             do {
                 while !thread.shouldStop {
                     let writable = try stream.waitUntilWritable(minimumFrames: isRefilling ? 1 : writeFrames)
@@ -76,8 +82,9 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                             // The server cannot take back what its sink already has: learn how far
                             // ahead of the frame heard that reaches, so that the next change is placed
                             // past it. A reach beyond reason (a server still starting) is not learnt.
-                            heardFilter.reset()
-                            clock.update(frame: heard, heardAtHostTime: heardFilter.add(frame: heard, heardAt: HostClock.now()))
+                            // A flush does not move the line of frames heard: the filter goes on (a
+                            // jump, as after the server ran dry, restarts it by itself).
+                            updateClock()
                             let reach = resume - heard + safetyFrames
                             let margin = clock.rewindMarginFrames ?? reach
                             if reach <= maximumMarginFrames { clock.setRewindMarginFrames(reach > margin ? reach : (3 * margin + reach) / 4) }
@@ -115,9 +122,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     }
                     frame += Int64(count)
                     clock.noteFramesRendered(frame)
-                    if let report = stream.timingReport() {
-                        clock.update(frame: report.frame, heardAtHostTime: heardFilter.add(frame: report.frame, heardAt: report.hostTime))
-                    }
+                    updateClock()
                 }
             } catch {
                 logger.error("\(name): \(error)")

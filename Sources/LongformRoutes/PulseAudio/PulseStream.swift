@@ -147,7 +147,7 @@ final class PulseStream: @unchecked Sendable {
     /// report itself (its read index less the sink's latency, at the time the server took it)
     /// rather than through libpulse's interpolation, whose smoother wanders by hundreds of
     /// microseconds, differently for each stream (two speakers on one sink drifted apart by that
-    /// much). Nil while the stream is not playing or its read index is unknown (just after a flush).
+    /// much). Nil while the stream is not playing or libpulse marks its read index unknown.
     func timingReport() -> (frame: Int64, hostTime: UInt64)? {
         lock()
         defer { unlock() }

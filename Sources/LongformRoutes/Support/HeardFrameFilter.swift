@@ -27,10 +27,12 @@ struct HeardFrameFilter: Sendable {
         nominalNanosecondsPerFrame = 1e9 / Double(sampleRate)
     }
 
-    /// Forgets the line: the next report starts it.
-    mutating func reset() {
-        line = nil
-        lineAge = 0
+    /// The line's frame heard nearest `hostTime` and the host time the line gives it, or nil
+    /// before the first report: what a clock set now reads, rather than the report's old point.
+    func point(near hostTime: UInt64) -> (frame: Int64, hostTime: UInt64)? {
+        guard let line else { return nil }
+        let frame = line.frame + Int64(((Double(hostTime) - line.time) / line.nanosecondsPerFrame).rounded())
+        return (frame, UInt64(max(0, (line.time + Double(frame - line.frame) * line.nanosecondsPerFrame).rounded())))
     }
 
     /// Takes the report "`frame` is heard at `hostTime`" and returns the host time the line gives
@@ -56,7 +58,8 @@ struct HeardFrameFilter: Sendable {
         let interval = frames * current.nanosecondsPerFrame
         lineAge += interval
         let bandwidth = lineAge < Self.acquisitionSeconds * 1e9 ? Self.acquisitionBandwidth : Self.bandwidth
-        let omega = 2 * Double.pi * bandwidth * interval / 1e9
+        // At most 0.5: reports further apart than the loop's time constant would make it ring.
+        let omega = min(2 * Double.pi * bandwidth * interval / 1e9, 0.5)
         let phaseGain = min(2.0.squareRoot() * omega, 1), rateGain = omega * omega
         let limit = nominalNanosecondsPerFrame * Self.maximumRateDeviation
         let rate = min(max(current.nanosecondsPerFrame + rateGain * error / frames, nominalNanosecondsPerFrame - limit),

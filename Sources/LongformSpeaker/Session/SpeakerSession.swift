@@ -171,6 +171,7 @@ public struct SpeakerSession: Sendable {
             }
         case .anchor(let newAnchor):
             guard sessionID != nil else { return [.close(reason: "anchor before hello")] }
+            let previous = pendingAnchor ?? anchor
             if nextFrame != nil, let current = anchor, current.rate > 0 {
                 // Playing: the new anchor takes over at its moment, not on arrival.
                 pendingAnchor = newAnchor
@@ -178,7 +179,9 @@ public struct SpeakerSession: Sendable {
                 anchor = newAnchor
                 pendingAnchor = nil
             }
-            requestRewind(toNetworkTime: newAnchor.networkTime)
+            // The sender announces its timeline again after each flush: the same line needs no
+            // rewind (the flush's own comes when its audio does).
+            if !(previous.map { isSameTimeline($0, newAnchor) } ?? false) { requestRewind(toNetworkTime: newAnchor.networkTime) }
             return []
         case .flush(let requestID, let fromFrame):
             return [.send(flush(requestID: requestID, from: fromFrame))]
@@ -265,6 +268,45 @@ public struct SpeakerSession: Sendable {
             if let end = rendered.endFrame, placement.frame < end { restore(toOutputFrame: placement.frame) }
             rendered.forget(before: placement.firstChangeableFrame)
         }
+        // In pieces that end where a pending anchor takes over (so that it is heard from its own
+        // frame, not from the next block) and last a second at most (the drift controller acts
+        // once a piece, and its gains hold for pieces up to about a second).
+        let outputRate = configuration.outputSampleRate ?? format.map { Int($0.sampleRate) } ?? 44_100
+        var samples: [Float] = []
+        samples.reserveCapacity(frameCount * outputChannels)
+        var done = 0
+        while done < frameCount {
+            let heardAt = localTime + UInt64(done) * 1_000_000_000 / UInt64(outputRate)
+            let count = pieceLength(heardAt: heardAt, atMost: frameCount - done, outputRate: outputRate)
+            let piecePlacement = placement.map { OutputPlacement(frame: $0.frame + Int64(done), firstChangeableFrame: $0.firstChangeableFrame) }
+            samples += renderPiece(frameCount: count, outputChannels: outputChannels, heardAt: heardAt, placement: piecePlacement)
+            done += count
+        }
+        return samples
+    }
+
+    /// How many frames from `heardAt` on render as one piece: up to a second, and no further than
+    /// the moment a pending anchor takes over.
+    private func pieceLength(heardAt local: UInt64, atMost count: Int, outputRate: Int) -> Int {
+        var length = min(count, outputRate)
+        if let pending = pendingAnchor, let moment = clock.localTime(fromNetwork: pending.networkTime) {
+            let heard = moment > configuration.extraDelay ? moment - configuration.extraDelay : 0
+            // The output frame nearest the moment (a frame's time is rounded to the nanosecond).
+            let frames = heard > local ? Int(((heard - local) * UInt64(outputRate) + 500_000_000) / 1_000_000_000) : 0
+            if frames > 0 { length = min(length, frames) }
+        }
+        return length
+    }
+
+    /// Whether `b` continues the timeline of `a`: the same rate, and `b`'s frame where `a` puts it (within a frame).
+    private func isSameTimeline(_ a: RateAnchor, _ b: RateAnchor) -> Bool {
+        guard a.rate == b.rate, let format else { return false }
+        let elapsed = Double(Int64(bitPattern: b.networkTime &- a.networkTime)) / 1e9
+        return abs(Double(a.mediaFrame) + elapsed * a.rate * Double(format.sampleRate) - Double(b.mediaFrame)) < 1
+    }
+
+    /// One piece: see `render`.
+    private mutating func renderPiece(frameCount: Int, outputChannels: Int, heardAt localTime: UInt64, placement: OutputPlacement?) -> [Float] {
         let before = (anchor: anchor, position: position, rateCorrection: rateCorrection, driftIntegral: driftIntegral)
         let (output, read) = renderBlock(frameCount: frameCount, outputChannels: outputChannels, heardAt: localTime, discardsPlayed: placement == nil)
         if let placement {
@@ -301,7 +343,9 @@ public struct SpeakerSession: Sendable {
             if pendingAnchor == nil { pendingAnchor = anchor }
             anchor = block.anchor
         }
-        staleFrom = nil
+        // Stale audio the output still holds before `frame` is rendered again when its audio comes;
+        // from `frame` on, all is rendered again now (and found missing again if it is).
+        if let stale = staleFrom, rendered.outputFrame(ofMedia: stale) == nil { staleFrom = nil }
     }
 
     private mutating func requestRewind(toOutputFrame frame: Int64) {
@@ -328,7 +372,9 @@ public struct SpeakerSession: Sendable {
         let silence = [Float](repeating: 0, count: frameCount * outputChannels)
         // The network time at which this block is heard (the extra delay: later than the device says).
         let network = clock.networkTime(fromLocal: localTime + configuration.extraDelay)
-        if let pending = pendingAnchor, let network, network >= pending.networkTime {
+        // Within half a frame of its moment: the piece that starts there is the anchor's (see `pieceLength`).
+        let halfFrame = UInt64(500_000_000 / (configuration.outputSampleRate ?? format.map { Int($0.sampleRate) } ?? 44_100))
+        if let pending = pendingAnchor, let network, network + halfFrame >= pending.networkTime {
             anchor = pending
             pendingAnchor = nil
         }
@@ -347,7 +393,7 @@ public struct SpeakerSession: Sendable {
         let start: Double
         if target < Double(anchor.mediaFrame) {
             // Before the anchor's moment: silence, then its frame exactly on time.
-            silentFrames = min(frameCount, Int((Double(anchor.mediaFrame) - target).rounded(.up)))
+            silentFrames = min(frameCount, Int((Double(anchor.mediaFrame) - target).rounded()))
             start = Double(anchor.mediaFrame)
         } else if let current = position, abs(current - target) <= configuration.resyncThreshold * sampleRate {
             // In step: continue without a seam, correcting the drift between the output's clock
