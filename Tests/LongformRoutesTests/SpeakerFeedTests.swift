@@ -28,6 +28,21 @@ import Testing
         }
     }
 
+    @Test func aPlayingSpeakerIsNeitherSentNorWaitedForAudioBeforeItsFirstChangeableFrame() {
+        let feed = SpeakerFeed(speakerCount: 1, format: Self.format)
+        _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
+        append(feed, 132_300, at: 0, value: 0.25)
+        let sent = audio(drain(feed))
+        let sentEnd = sent.last.map { $0.first + Int64($0.count) } ?? 0
+        #expect(sentEnd > 0 && sentEnd <= 44_100 + 4_096, "a second in flight, then the link waits for the speaker: \(sentEnd)")
+        // The speaker plays past all of it and keeps none (a paused span's silence), and says so.
+        feed.record(status: SpeakerStatus(bufferEndFrame: -1, nextFrame: 100_000, clockOffset: 0, clockUncertainty: 0,
+                                          isSynchronized: true, isPlaying: true), from: 0)
+        let rest = audio(drain(feed))
+        #expect(rest.first?.first == 100_000, "from its first changeable frame: \(rest.map(\.first))")
+        #expect(rest.last.map { $0.first + Int64($0.count) } == 132_300, "and on to the end")
+    }
+
     @Test func audioFromAHeldFlushOnWaitsForItsEndAndIsTheNewAudio() {
         let feed = SpeakerFeed(speakerCount: 1, format: Self.format)
         _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)

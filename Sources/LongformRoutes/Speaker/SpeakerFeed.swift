@@ -282,6 +282,15 @@ final class SpeakerFeed: @unchecked Sendable {
         locked {
             outboxes[index].status = (status, HostClock.now())
             if status.bufferEndFrame >= 0 { outboxes[index].acknowledgedEnd = status.bufferEndFrame }
+            // Audio before the first frame a playing speaker can still change is never heard: it
+            // is not sent, nor waited for. (After a pause, the paused span's silence lies there;
+            // the speaker, playing past it, keeps none of it and reports an empty buffer, and the
+            // link, waiting for that second to be acknowledged, sent nothing more: a room silent
+            // until the next flush.)
+            if status.isPlaying && status.nextFrame > outboxes[index].acknowledgedEnd {
+                outboxes[index].acknowledgedEnd = status.nextFrame
+                outboxes[index].cursor = max(outboxes[index].cursor, status.nextFrame)
+            }
         }
     }
 
