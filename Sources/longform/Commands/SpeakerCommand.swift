@@ -15,6 +15,8 @@ struct SpeakerCommand: ParsableCommand {
             for its clock and plays each frame at the network time the sender's anchors give, to the local route. \
             --channel left or right plays one channel of the stream, so that two speakers make a stereo pair; \
             --latency-offset delays the output for a device whose latency the speaker cannot measure (an amplifier, a TV). \
+            On a route that can take back what it holds (pulse, null) a pause, a seek or a volume is heard within the route's \
+            rewind margin; on wav, after the 0.2 s the route is handed ahead. \
             The log shows what plays: title, artist, album, and the cover art's type, size and SHA-256. \
             With --secret-file (or LONGFORM_SPEAKER_SECRET), only senders given the same secret (in their LONGFORM_SPEAKER_SECRET) \
             are heard, and everything on their connection is encrypted (ChaCha20-Poly1305). \
