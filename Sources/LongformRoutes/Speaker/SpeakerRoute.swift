@@ -40,6 +40,10 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
     public static let minimumLead = 0.1
     /// How long a start waits for the speakers to connect and synchronise their clocks (seconds).
     public static let startTimeout = 3.0
+    /// A speaker that joins a playing group (or ran dry) starts this much past the lead (seconds):
+    /// its audio is sent from its first frame on, and on a busy host the first seconds of it took
+    /// longer than the lead to arrive, so that it started, ran dry and jumped.
+    public static let joinMargin = 0.5
 
     private let thread = RestartableRouteThread()
     private let rewinds = RewindSignal()
@@ -90,12 +94,12 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
                                format: AudioStreamFormat(sampleRate: UInt32(format.sampleRate), channelCount: UInt8(format.channelCount), encoding: .float32))
         // A new session each start: the speakers empty what an earlier one left.
         let hello = SpeakerMessage.hello(sessionID: (0..<16).map { _ in UInt8.random(in: 0...255) }, senderName: senderName, timingPort: UInt16(clockServer.port))
-        let clock = clock
+        let clock = clock, joinFrames = Int64(Self.joinMargin * Double(format.sampleRate))
         let links = endpoints.enumerated().map { index, endpoint in
-            // A speaker that holds nothing starts at the first frame, or, once the route plays, just
-            // ahead of the frame heard.
+            // A speaker that holds nothing starts at the first frame, or, once the route plays, past
+            // the frame heard by the lead and `joinMargin`.
             SpeakerLink(endpoint: endpoint, index: index, feed: feed, hello: hello, pairingSecret: secret) {
-                clock.isRunning ? clock.currentFrame() + (clock.rewindMarginFrames ?? 0) : 0
+                clock.isRunning ? clock.currentFrame() + (clock.rewindMarginFrames ?? 0) + joinFrames : 0
             }
         }
         // Under the settings' lock, which a change of volume or of what plays also takes: none
