@@ -166,12 +166,7 @@ final class PulseStream: @unchecked Sendable {
 
     /// The frame heard now (from the server's interpolated timing), or nil while the stream is not
     /// playing yet: a new stream can take a second to start, and the clock must not run meanwhile.
-    func heardFrame() -> Int64? {
-        lock()
-        defer { unlock() }
-        return heardFrameLocked()
-    }
-
+    /// Called with the lock held.
     private func heardFrameLocked() -> Int64? {
         guard let stream, let timing = pa_stream_get_timing_info(stream), timing.pointee.playing != 0 else { return nil }
         var microseconds: pa_usec_t = 0

@@ -135,10 +135,7 @@ public struct SpeakerSession: Sendable {
                 pendingAnchor = nil
                 position = nil
                 clock = NetworkClockEstimator()
-                // What the output holds of the last session is not to be heard.
-                requestRewindToChangeableFrame()
-                rendered.removeAll()
-                staleFrom = nil
+                forgetOutput()
             }
             // What the buffer will hold: its seconds at the stream's rate (44.1 kHz until a format
             // is known), within the byte cap (two channels until known).
@@ -159,9 +156,7 @@ public struct SpeakerSession: Sendable {
                 let cap = configuration.maximumBufferBytes / (Int(newFormat.channelCount) * MemoryLayout<Float>.size)
                 buffer = SpeakerBuffer(channelCount: Int(newFormat.channelCount), capacityFrames: min(frames, cap))
                 position = nil
-                requestRewindToChangeableFrame()
-                rendered.removeAll()
-                staleFrom = nil
+                forgetOutput()
             }
             return []
         case .audio(let firstFrame, let frameCount, let samples):
@@ -271,7 +266,7 @@ public struct SpeakerSession: Sendable {
         // In pieces that end where a pending anchor takes over (so that it is heard from its own
         // frame, not from the next block) and last a second at most (the drift controller acts
         // once a piece, and its gains hold for pieces up to about a second).
-        let outputRate = configuration.outputSampleRate ?? format.map { Int($0.sampleRate) } ?? 44_100
+        let outputRate = outputSampleRate ?? 44_100
         var samples: [Float] = []
         samples.reserveCapacity(frameCount * outputChannels)
         var done = 0
@@ -289,8 +284,7 @@ public struct SpeakerSession: Sendable {
     /// the moment a pending anchor takes over.
     private func pieceLength(heardAt local: UInt64, atMost count: Int, outputRate: Int) -> Int {
         var length = min(count, outputRate)
-        if let pending = pendingAnchor, let moment = clock.localTime(fromNetwork: pending.networkTime) {
-            let heard = moment > configuration.extraDelay ? moment - configuration.extraDelay : 0
+        if let pending = pendingAnchor, let heard = localTimeHeard(atNetworkTime: pending.networkTime) {
             // The output frame nearest the moment (a frame's time is rounded to the nanosecond).
             let frames = heard > local ? Int(((heard - local) * UInt64(outputRate) + 500_000_000) / 1_000_000_000) : 0
             if frames > 0 { length = min(length, frames) }
@@ -307,7 +301,7 @@ public struct SpeakerSession: Sendable {
 
     /// One piece: see `render`.
     private mutating func renderPiece(frameCount: Int, outputChannels: Int, heardAt localTime: UInt64, placement: OutputPlacement?) -> [Float] {
-        let before = (anchor: anchor, position: position, rateCorrection: rateCorrection, driftIntegral: driftIntegral)
+        let before = (position: position, rateCorrection: rateCorrection, driftIntegral: driftIntegral)
         let (output, read) = renderBlock(frameCount: frameCount, outputChannels: outputChannels, heardAt: localTime, discardsPlayed: placement == nil)
         if let placement {
             rendered.append(RenderedBlocks.Block(outputFrame: placement.frame, frameCount: frameCount, heardAt: localTime, anchor: anchor,
@@ -355,10 +349,26 @@ public struct SpeakerSession: Sendable {
     /// A change from network time `networkTime` on: the output renders again from the frame it
     /// hears then, if it holds that frame already.
     private mutating func requestRewind(toNetworkTime networkTime: UInt64) {
-        guard let rate = configuration.outputSampleRate ?? format.map({ Int($0.sampleRate) }),
-              let local = clock.localTime(fromNetwork: networkTime) else { return }
-        let heard = local > configuration.extraDelay ? local - configuration.extraDelay : 0
+        guard let rate = outputSampleRate, let heard = localTimeHeard(atNetworkTime: networkTime) else { return }
         if let frame = rendered.outputFrame(heardAt: heard, outputSampleRate: rate) { requestRewind(toOutputFrame: frame) }
+    }
+
+    /// The output's rate: the configured one, else the stream's; nil before either is known.
+    private var outputSampleRate: Int? { configuration.outputSampleRate ?? format.map { Int($0.sampleRate) } }
+
+    /// The speaker's clock time at which its output plays what is heard at `networkTime` (the
+    /// extra delay: the device is later than the output says), or nil without a clock estimate.
+    private func localTimeHeard(atNetworkTime networkTime: UInt64) -> UInt64? {
+        guard let local = clock.localTime(fromNetwork: networkTime) else { return nil }
+        return local > configuration.extraDelay ? local - configuration.extraDelay : 0
+    }
+
+    /// What the output holds of the last session or format is not to be heard: it renders again
+    /// from its first changeable frame, and nothing rendered before counts.
+    private mutating func forgetOutput() {
+        requestRewindToChangeableFrame()
+        rendered.removeAll()
+        staleFrom = nil
     }
 
     /// A change from now on (a volume, a new session): the output renders again from the first frame it can change.
@@ -373,7 +383,7 @@ public struct SpeakerSession: Sendable {
         // The network time at which this block is heard (the extra delay: later than the device says).
         let network = clock.networkTime(fromLocal: localTime + configuration.extraDelay)
         // Within half a frame of its moment: the piece that starts there is the anchor's (see `pieceLength`).
-        let halfFrame = UInt64(500_000_000 / (configuration.outputSampleRate ?? format.map { Int($0.sampleRate) } ?? 44_100))
+        let halfFrame = UInt64(500_000_000 / (outputSampleRate ?? 44_100))
         if let pending = pendingAnchor, let network, network + halfFrame >= pending.networkTime {
             anchor = pending
             pendingAnchor = nil
