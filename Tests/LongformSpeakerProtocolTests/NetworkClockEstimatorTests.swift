@@ -72,6 +72,54 @@ import Testing
         #expect(estimator.keptSamples.count == 1)
     }
 
+    /// A network with `jitter` ns on each leg at random (uniform, on top of 5 µs) and a sender's
+    /// clock `skew` faster than the speaker's, asked ten times a second for `seconds`; returns the
+    /// estimator and the true offset at the end.
+    static func run(seconds: Int, jitter: UInt64, skew: Double, seed: UInt64) -> (NetworkClockEstimator, trueOffsetAt: (UInt64) -> Int64, end: UInt64) {
+        var estimator = NetworkClockEstimator()
+        var generator = SplitMix64(seed: seed)
+        let start: Int64 = 777_000_000_000
+        // The sender's clock at the speaker's time `local`.
+        let sender = { (local: UInt64) -> UInt64 in UInt64(start + Int64((Double(local) * (1 + skew)).rounded())) }
+        var local: UInt64 = 1_000_000_000
+        for sequence in 0..<(seconds * 10) {
+            let up = 5_000 + UInt64.random(in: 0...jitter, using: &generator), down = 5_000 + UInt64.random(in: 0...jitter, using: &generator)
+            let t2 = sender(local + up), t3 = t2 + 20_000
+            // t3 back on the speaker's clock, then the way down.
+            let t4 = UInt64((Double(Int64(t3) - start) / (1 + skew)).rounded()) + down
+            estimator.add(ClockExchange.Reply(sequence: UInt32(sequence), t1: local, t2: t2, t3: t3), receivedAt: t4)
+            local += 100_000_000
+        }
+        return (estimator, { local in Int64(sender(local)) - Int64(local) }, local)
+    }
+
+    @Test func underJitterEachLegsFloorFindsTheOffsetToMicroseconds() throws {
+        // Up to 10 ms on each leg: the shortest round trip of a minute is still hundreds of µs, but
+        // each leg alone comes within tens of µs of its floor.
+        for seed: UInt64 in 1...4 {
+            let (estimator, truth, end) = Self.run(seconds: 90, jitter: 10_000_000, skew: 0, seed: seed)
+            let estimate = try #require(estimator.estimate)
+            let error = abs(estimate.offset(at: end) - truth(end))
+            #expect(error <= 60_000, "seed \(seed): off by \(error) ns")
+            #expect(error <= Int64(estimate.uncertainty) && estimator.isGood, "seed \(seed): \(estimate)")
+        }
+    }
+
+    @Test func aSenderClockThatRunsFastIsFollowedAtItsRate() throws {
+        // 50 ppm: the offset moves by 3 ms a minute, more than the window would hide.
+        let (estimator, truth, end) = Self.run(seconds: 600, jitter: 1_000_000, skew: 0.000_05, seed: 7)
+        let estimate = try #require(estimator.estimate)
+        #expect(abs(estimate.skew - 0.000_05) < 0.000_002, "rate \(estimate.skew)")
+        for ahead: UInt64 in [0, 1_000_000_000, 5_000_000_000] {
+            let local = end + ahead
+            let network = try #require(estimator.networkTime(fromLocal: local))
+            let error = Int64(bitPattern: network) - (Int64(local) + truth(local))
+            #expect(abs(error) <= 50_000, "\(ahead / 1_000_000_000) s past the last sample: off by \(error) ns")
+            let back = try #require(estimator.localTime(fromNetwork: network))
+            #expect(abs(Int64(bitPattern: back &- local)) <= 1, "time converts both ways")
+        }
+    }
+
     @Test func datagramsDecodeOnlyWhenTheyAreExactlyWhatTheySayTheyAre() {
         let request = ClockExchange.Request(sequence: 9, t1: 123_456_789)
         let reply = ClockExchange.Reply(sequence: 9, t1: 123_456_789, t2: 5, t3: 6)
@@ -131,5 +179,18 @@ import Testing
             local += 100_000_000
         }
         #expect(quick.keptSamples.count == NetworkClockEstimator.freshSamplesToForget && quick.estimate?.offset == 500_000)
+    }
+}
+
+/// A seeded generator, so that a made-up network is the same in every run.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
     }
 }

@@ -237,6 +237,42 @@ struct SpeakerOutageTests {
     }
 }
 
+/// Speakers across a jittery network: in a namespace of their own, behind `scripts/impair`, which
+/// holds every chunk of audio and every clock datagram 5 ± 5 ms at random. The sender answers the
+/// clock on the port fixed by `LONGFORM_SPEAKER_TIMING_PORT`, which the proxy relays.
+@Suite(.serialized, .enabled(if: NetworkNamespace.isAvailable, "needs root for network namespaces"))
+struct SpeakerJitterTests {
+    @Test func twoSpeakersBehindFiveMillisecondsOfJitterPlayEveryFrameOnceWithoutAJump() throws {
+        let seconds = 8.0
+        let ramp = try RampAudio.file(named: "route-ramp-8s", seconds: seconds)
+        let namespace = try NetworkNamespace()
+        let speakers = try ["attic", "porch"].map { try SpeakerProcess(name: $0, wrapper: namespace.wrapper) }
+        defer { speakers.forEach { $0.stop() } }
+        // The speakers see the proxy as their sender (it connects from 127.0.0.1 inside), so they
+        // ask its UDP port for the clock, which relays to the sender's port on this side.
+        let timingPort = Int.random(in: 20_000...29_999)
+        let proxy = try ImpairmentProxy(delay: 5, jitter: 5, tcp: speakers.map { "\(namespace.address):\($0.port)=127.0.0.1:\($0.port)" },
+                                        udp: ["127.0.0.1:\(timingPort)=\(namespace.hostAddress):\(timingPort)"], wrapper: namespace.wrapper)
+        let state = TestAudio.path("route-state-\(UUID().uuidString.prefix(8))")
+        let sender = try LongformProcess(["play", "--route", "speaker:" + speakers.map { $0.endpoint(host: namespace.address) }.joined(separator: ","),
+                                          "--state", state, ramp],
+                                         readyPattern: "connected to", environment: ["LONGFORM_SPEAKER_TIMING_PORT": "\(timingPort)"])
+        sender.process.waitUntilExit()
+        #expect(sender.process.terminationStatus == 0, "\(sender.output)")
+        Thread.sleep(forTimeInterval: 1)
+        withExtendedLifetime(proxy) {}
+        for speaker in speakers {
+            speaker.stop()
+            // Both synchronised their clocks through the proxy (else nothing would play) and
+            // played the whole ramp once: no gap, jump or repeat from a clock that moved.
+            let played = try RampAudio.played(wav: speaker.outputPath)
+            let piece = try #require(played.pieces.first, "\(speaker.outputPath): nothing played; \(sender.output)")
+            #expect(played.pieces.count == 1 && piece.isContinuous(tolerance: 2), "\(speaker.outputPath): \(played)")
+            #expect(abs(piece.count - (Int(seconds * 44_100) - 1)) <= 45 + RampAudio.resamplingAllowance(piece.count), "\(speaker.outputPath): \(played)")
+        }
+    }
+}
+
 /// Restarts on either side: a speaker that comes back is fed again in step, and a speaker whose
 /// sender died plays on from its buffer and takes the next sender.
 @Suite(.serialized) struct SpeakerRestartTests {

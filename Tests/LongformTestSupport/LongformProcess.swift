@@ -16,8 +16,9 @@ public final class LongformProcess: @unchecked Sendable {
 
     /// Runs `longform` with `arguments` and waits (up to 20 s) for a line that matches the regular
     /// expression `readyPattern`; throws with what it printed if it ends or stays silent. With a
-    /// `wrapper` (`["ip", "netns", "exec", "NS"]`), that command runs `longform`.
-    public init(_ arguments: [String], readyPattern: String, wrapper: [String] = []) throws {
+    /// `wrapper` (`["ip", "netns", "exec", "NS"]`), that command runs `longform`; `environment`
+    /// is added to this process's.
+    public init(_ arguments: [String], readyPattern: String, wrapper: [String] = [], environment: [String: String] = [:]) throws {
         outputPath = TestAudio.path("longform-\(arguments.first ?? "run")-\(UUID().uuidString.prefix(8)).log")
         FileManager.default.createFile(atPath: outputPath, contents: nil)
         if let tool = wrapper.first {
@@ -27,6 +28,7 @@ public final class LongformProcess: @unchecked Sendable {
             process.executableURL = URL(fileURLWithPath: ExternalTool.longformExecutable)
             process.arguments = arguments
         }
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         process.standardOutput = output
         process.standardError = output

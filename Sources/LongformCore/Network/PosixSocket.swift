@@ -86,8 +86,8 @@ package final class PosixSocket: @unchecked Sendable {
         return list
     }
 
-    /// A UDP socket bound to a free port on every address (IPv6 and IPv4 when the host has IPv6).
-    package static func boundDatagramSocket() throws(SocketError) -> PosixSocket {
+    /// A UDP socket bound to `port` (0: a free one) on every address (IPv6 and IPv4 when the host has IPv6).
+    package static func boundDatagramSocket(port: Int = 0) throws(SocketError) -> PosixSocket {
         let v6 = socket(AF_INET6, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if v6 >= 0 {
             let socket = PosixSocket(descriptor: v6)
@@ -95,6 +95,7 @@ package final class PosixSocket: @unchecked Sendable {
             setsockopt(v6, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &zero, socklen_t(MemoryLayout<Int32>.size))
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = in_port_t(UInt16(port).bigEndian)
             let bound = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(v6, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
             }
@@ -105,10 +106,11 @@ package final class PosixSocket: @unchecked Sendable {
         let socket = PosixSocket(descriptor: v4)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(v4, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0 else { throw SocketError("bind (UDP)") }
+        guard bound == 0 else { throw SocketError("bind (UDP) to port \(port)") }
         return socket
     }
 

@@ -11,9 +11,9 @@ final class ClockServer: @unchecked Sendable {
     /// The port speakers are told in `hello`.
     let port: Int
 
-    /// A server on a free port; `start()` begins answering.
-    init() throws(SocketError) {
-        socket = try PosixSocket.boundDatagramSocket()
+    /// A server on `port` (0: a free one); `start()` begins answering.
+    init(port requestedPort: Int = 0) throws(SocketError) {
+        socket = try PosixSocket.boundDatagramSocket(port: requestedPort)
         socket.setTimeouts(seconds: 0.25)
         socket.stampArrivals()
         port = socket.localPort

@@ -24,7 +24,8 @@ import LongformSpeakerProtocol
 ///   grows to what the speakers need, so that refusals stay rare.
 /// - Each speaker has its own connection that reconnects by itself; one that was away is sent
 ///   what it is missing from where its buffer ends. The route answers the speakers' clock requests
-///   on a UDP port of its own.
+///   on a UDP port of its own, a free one or `LONGFORM_SPEAKER_TIMING_PORT`'s (for a firewall),
+///   kept from its first start to its end.
 public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Sendable {
     public let name: String
     public let format: AudioFormat
@@ -48,6 +49,8 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
     private let thread = RestartableRouteThread()
     private let rewinds = RewindSignal()
     private let running = LockedValue<Running?>(nil)
+    /// Answers the clock from the first start on: a restart finds its port still its own.
+    private let clockServer = LockedValue<ClockServer?>(nil)
     /// Volumes and what plays, kept across starts: a new start's speakers are told them too.
     private let settings = LockedValue<Settings>(Settings())
     private let logger = Logger(label: LogLabel.speakerRoute)
@@ -61,11 +64,15 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
     private struct Running: Sendable {
         var feed: SpeakerFeed
         var links: [SpeakerLink]
-        var clockServer: ClockServer
     }
 
     /// The secret for speakers that require pairing, or why the one given cannot be used (told when the route starts).
     private let pairingSecret: Result<PairingSecret?, PairingSecret.Refusal>
+    /// The UDP port to answer the clock on (0: a free one), or why the one given cannot be used.
+    private let timingPort: Result<Int, RouteError>
+
+    /// The environment variable that fixes the port a sender answers the clock on.
+    public static let timingPortVariable = "LONGFORM_SPEAKER_TIMING_PORT"
 
     /// A route to `endpoints` at `sampleRate` with `channelCount` channels (sent as Float32: lossless).
     /// The pairing secret, for speakers that require one, is `LONGFORM_SPEAKER_SECRET`'s.
@@ -74,7 +81,15 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
         pairingSecret = Result { () throws(PairingSecret.Refusal) in try PairingSecret.fromEnvironment() }
         self.endpoints = endpoints
         self.senderName = senderName
-        name = "speaker:" + endpoints.map(\.description).joined(separator: ",")
+        let name = "speaker:" + endpoints.map(\.description).joined(separator: ",")
+        self.name = name
+        timingPort = Result { () throws(RouteError) in
+            guard let text = ProcessInfo.processInfo.environment[Self.timingPortVariable] else { return 0 }
+            guard let port = Int(text), (1...65_535).contains(port) else {
+                throw RouteError(route: name, reason: "\(Self.timingPortVariable) is '\(text)', not a port from 1 to 65535")
+            }
+            return port
+        }
         format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
         preferredLookAhead = lookAhead
         clock = RouteClock(sampleRate: sampleRate, rewindMarginFrames: Int64(Self.minimumLead * Double(sampleRate)))
@@ -87,13 +102,11 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
         thread.stop(waiting: true)
         stopConnections(running.withLock { running in defer { running = nil }; return running })
         clock.reset()
-        let clockServer: ClockServer
-        do { clockServer = try ClockServer() } catch { throw RouteError(route: name, reason: "no port for the clock: \(error)") }
-        clockServer.start()
+        let clockPort = try startedClockServer().port
         let feed = SpeakerFeed(speakerCount: endpoints.count,
                                format: AudioStreamFormat(sampleRate: UInt32(format.sampleRate), channelCount: UInt8(format.channelCount), encoding: .float32))
         // A new session each start: the speakers empty what an earlier one left.
-        let hello = SpeakerMessage.hello(sessionID: (0..<16).map { _ in UInt8.random(in: 0...255) }, senderName: senderName, timingPort: UInt16(clockServer.port))
+        let hello = SpeakerMessage.hello(sessionID: (0..<16).map { _ in UInt8.random(in: 0...255) }, senderName: senderName, timingPort: UInt16(clockPort))
         let clock = clock, joinFrames = Int64(Self.joinMargin * Double(format.sampleRate))
         let links = endpoints.enumerated().map { index, endpoint in
             // A speaker that holds nothing starts at the first frame, or, once the route plays, past
@@ -108,7 +121,7 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
             for (index, volume) in settings.speakerVolumes { feed.setVolume(volume, ofSpeaker: index) }
             feed.setVolume(settings.groupVolume, ofSpeaker: nil)
             if let playing = settings.nowPlaying { feed.setNowPlaying(playing) }
-            running.value = Running(feed: feed, links: links, clockServer: clockServer)
+            running.value = Running(feed: feed, links: links)
         }
         for link in links { link.start() }
         thread.start(name: "longform.route.speaker", clock: clock) { [self] thread in
@@ -172,7 +185,27 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
     private func stopConnections(_ run: Running?) {
         guard let run else { return }
         for link in run.links { link.stop() }
-        run.clockServer.stop()
+    }
+
+    /// The clock server, started at the first call.
+    private func startedClockServer() throws(RouteError) -> ClockServer {
+        let port = try timingPort.get()
+        let name = name
+        return try clockServer.withLock { server -> Result<ClockServer, RouteError> in
+            if let server { return .success(server) }
+            do {
+                let started = try ClockServer(port: port)
+                started.start()
+                server = started
+                return .success(started)
+            } catch {
+                return .failure(RouteError(route: name, reason: "no port for the clock: \(error)"))
+            }
+        }.get()
+    }
+
+    deinit {
+        clockServer.value?.stop()
     }
 
     // MARK: - The route's thread

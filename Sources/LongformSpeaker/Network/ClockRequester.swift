@@ -5,8 +5,9 @@ import LongformRoutes
 import LongformSpeakerProtocol
 import Synchronization
 
-/// Asks the sender's timing port for its clock: ten times a second while the estimate is poor or
-/// young, once a second after; takes only replies that match a request it sent.
+/// Asks the sender's timing port for its clock ten times a second (the estimate takes each leg's
+/// floor over a minute of samples: the more samples, the closer to it under jitter); takes only
+/// replies that match a request it sent.
 ///
 /// On its own thread with a plain UDP socket, not on the event loop that reads the audio: a reply
 /// must not wait behind minutes of audio arriving. The system stamps each reply's arrival, so a
@@ -54,19 +55,20 @@ final class ClockRequester: Sendable {
         thread.stop(waiting: true)
     }
 
+    /// Between requests (ns): 24 bytes each way, ten times a second.
+    static let requestInterval: UInt64 = 100_000_000
+
     private func run(_ thread: RouteThread) {
         var generation = 0
         var socket: PosixSocket?
         var outstanding: [UInt32: UInt64] = [:]
         var sequence: UInt32 = 0
-        var requestsSent = 0
         var nextRequest = HostClock.now()
         while !thread.shouldStop {
             let (wanted, wantedGeneration) = target.withLock { $0 }
             if wantedGeneration != generation {
                 generation = wantedGeneration
                 outstanding.removeAll()
-                requestsSent = 0
                 nextRequest = HostClock.now()
                 socket = nil
                 if let wanted {
@@ -91,10 +93,7 @@ final class ClockRequester: Sendable {
                 outstanding[sequence] = t1
                 if outstanding.count > 32, let oldest = outstanding.keys.min() { outstanding.removeValue(forKey: oldest) }
                 socket.sendDatagram(ClockExchange.encode(ClockExchange.Request(sequence: sequence, t1: t1)))
-                requestsSent += 1
-                // Ten a second for the first 10 s and while poor; then one a second.
-                let isGood = session.withLock { $0.clock.isGood }
-                nextRequest = t1 + (isGood && requestsSent > 100 ? 1_000_000_000 : 100_000_000)
+                nextRequest = t1 + Self.requestInterval
             }
             // Waits for replies until the next request, but looks at the target and the stop
             // flag at least every 100 ms.

@@ -1,7 +1,14 @@
-/// A speaker's estimate of the sender's clock, from clock-exchange samples. NTP's reasoning: a
-/// sample with a short round trip bounds the offset tightly, so of the last `windowSize` samples
-/// (of the last minute) the one with the smallest round trip gives the offset, and half its round
-/// trip the uncertainty.
+/// A speaker's estimate of the sender's clock, from clock-exchange samples.
+///
+/// Each leg of an exchange takes at least the network's least delay and more when queues or
+/// jitter hold it, never less; so the least of many samples of each leg, taken on its own, comes
+/// close to that floor whatever the jitter (a reply whose whole round trip is short is far rarer
+/// than a short leg: ±5 ms of jitter left the shortest of 64 round trips off by up to 1 ms, the
+/// two legs' floors over 600 samples by tens of µs). The offset is half the difference of the two
+/// legs' floors over the last minute, and the uncertainty half their sum: a bound, since neither
+/// leg can have taken less than no time. The clocks' rates differ too (crystals are tens of ppm
+/// apart): the rate is the slope of the offset over the last minutes, and the samples of the last
+/// minute are brought to now along it before their floors are taken.
 /// A value type fed with timestamps: tested with made-up networks, no sockets.
 public struct NetworkClockEstimator: Sendable {
     /// One exchange's four timestamps, reduced.
@@ -12,29 +19,56 @@ public struct NetworkClockEstimator: Sendable {
         public var roundTrip: UInt64
         /// t4: when the reply came, on the speaker's clock.
         public var receivedAt: UInt64
+        /// `t2 − t1`: the way up plus the offset.
+        public var upward: Int64
+        /// `t4 − t3`: the way down minus the offset.
+        public var downward: Int64
+        /// t1: when the request left, on the speaker's clock.
+        public var sentAt: UInt64
     }
 
     /// The estimate.
     public struct Estimate: Sendable, Equatable {
-        /// Sender clock − speaker clock (ns).
+        /// Sender clock − speaker clock (ns), at `referenceTime`.
         public var offset: Int64
         /// How far the true offset may be from it (ns).
         public var uncertainty: UInt64
+        /// The sender's clock rate over the speaker's, less 1: how the offset moves per ns.
+        public var skew: Double = 0
+        /// The speaker's time the offset is for (its last sample's arrival).
+        public var referenceTime: UInt64 = 0
+
+        /// The offset at `local`, on the speaker's clock.
+        public func offset(at local: UInt64) -> Int64 {
+            offset &+ Int64((Double(Int64(bitPattern: local &- referenceTime)) * skew).rounded())
+        }
     }
 
     /// Samples are forgotten after this long (ns).
     public static let sampleLifetime: UInt64 = 60_000_000_000
     /// Expired samples are forgotten once this many fresh ones are kept, about as good as they were.
     public static let freshSamplesToForget = 8
+    /// The rate is measured over this much of the offset's history, once it spans `skewMinimumSpan` (ns).
+    public static let skewHistorySpan: UInt64 = 600_000_000_000
+    public static let skewMinimumSpan: UInt64 = 120_000_000_000
+    /// A pause between replies this long (ns) is an outage: the rate is measured afresh after it.
+    public static let outageGap: UInt64 = 10_000_000_000
+    /// The most the clocks' rates are taken to differ: far beyond a crystal's error.
+    public static let maximumSkew = 0.000_5
 
     /// How many recent samples are kept.
     public let windowSize: Int
     /// An estimate no better than this is "poor": no new anchor is started on it.
     public let goodUncertainty: UInt64
     private var samples: [Sample] = []
+    /// The offset found (without the rate) at a sample a second, for the rate.
+    private var history: [(time: UInt64, offset: Int64)] = []
+    /// The estimate, found again at each sample.
+    public private(set) var estimate: Estimate?
 
-    /// An estimator over the last `windowSize` samples; good when the uncertainty is at most `goodUncertainty` ns.
-    public init(windowSize: Int = 64, goodUncertainty: UInt64 = 2_000_000) {
+    /// An estimator over the last `windowSize` samples (a minute of them at ten a second); good
+    /// when the uncertainty is at most `goodUncertainty` ns.
+    public init(windowSize: Int = 1_024, goodUncertainty: UInt64 = 2_000_000) {
         self.windowSize = max(windowSize, 1)
         self.goodUncertainty = goodUncertainty
     }
@@ -49,16 +83,20 @@ public struct NetworkClockEstimator: Sendable {
         let total = t4 - reply.t1
         let held = reply.t3 - reply.t2
         guard total >= held else { return nil }
-        let offset = (Int64(bitPattern: reply.t2 &- reply.t1) &+ Int64(bitPattern: reply.t3 &- t4)) / 2
-        let sample = Sample(offset: offset, roundTrip: total - held, receivedAt: t4)
+        let upward = Int64(bitPattern: reply.t2 &- reply.t1), downward = Int64(bitPattern: t4 &- reply.t3)
+        let sample = Sample(offset: (upward &- downward) / 2, roundTrip: total - held, receivedAt: t4,
+                            upward: upward, downward: downward, sentAt: reply.t1)
         // Samples older than a minute go (the clocks drift apart, and an old best would hold the
         // estimate still for ever), but only once enough new ones have come: after an outage the
         // first replies (slowed by address resolution, queues) alone would move it by milliseconds.
         let fresh = samples.filter { t4 <= $0.receivedAt || t4 - $0.receivedAt <= Self.sampleLifetime }
-        // A sample far slower than the best recent one is noise (a retransmitted or queued datagram).
-        if let best = fresh.map(\.roundTrip).min(), best < UInt64.max / 10, sample.roundTrip > max(best * 10, 1_000_000) {
+        // A sample far slower than the best recent one is noise (a retransmitted or queued datagram;
+        // the legs' floors would not use it, but it would take a place in the window).
+        if let best = fresh.map(\.roundTrip).min(), best < UInt64.max / 10, sample.roundTrip > max(best * 10, 20_000_000) {
             return nil
         }
+        // After an outage the rate is measured afresh: the offset history's gap would weigh as much as its years.
+        if let last = samples.last, t4 > last.receivedAt + Self.outageGap { history.removeAll() }
         samples.append(sample)
         // The stale ones go once the fresh ones are about as good (a round trip within twice the
         // stale best), or fill the window: a loaded network's first replies would otherwise move
@@ -69,13 +107,46 @@ public struct NetworkClockEstimator: Sendable {
             samples = fresh + [sample]
         }
         if samples.count > windowSize { samples.removeFirst(samples.count - windowSize) }
+        // The history is of offsets found without the rate (biased by at most the rate over half a
+        // minute, a bias that does not change its slope), so that the rate does not feed on itself.
+        if history.last.map({ t4 >= $0.time + 1_000_000_000 }) ?? true, let plain = Self.estimate(from: samples, skew: 0, at: t4) {
+            history.append((t4, plain.offset))
+            if let first = history.first, t4 - first.time > Self.skewHistorySpan { history.removeFirst() }
+        }
+        estimate = Self.estimate(from: samples, skew: skew(), at: t4)
         return sample
     }
 
-    /// The estimate, or nil before the first sample.
-    public var estimate: Estimate? {
-        guard let best = samples.min(by: { $0.roundTrip < $1.roundTrip }) else { return nil }
-        return Estimate(offset: best.offset, uncertainty: best.roundTrip / 2)
+    /// Half the difference of the legs' floors, and half their sum, with every sample brought to
+    /// `now` along `skew` (the offset then moves by `skew` ns per ns).
+    private static func estimate(from samples: [Sample], skew: Double, at now: UInt64) -> Estimate? {
+        guard !samples.isEmpty else { return nil }
+        var upward = Int64.max, downward = Int64.max
+        for sample in samples {
+            // A leg measured `age` ns ago saw an offset smaller by `skew × age`: the upward leg
+            // holds +offset, the downward one −offset.
+            let drift = Int64((Double(Int64(bitPattern: now &- sample.sentAt)) * skew).rounded())
+            upward = min(upward, sample.upward &+ drift)
+            downward = min(downward, sample.downward &- drift)
+        }
+        let sum = upward &+ downward
+        return Estimate(offset: (upward &- downward) / 2, uncertainty: UInt64(max(sum, 0) / 2), skew: skew, referenceTime: now)
+    }
+
+    /// The offset's slope over its history (least squares), once that spans `skewMinimumSpan`; else 0.
+    private func skew() -> Double {
+        guard let first = history.first, let last = history.last, last.time - first.time >= Self.skewMinimumSpan else { return 0 }
+        let count = Double(history.count)
+        let meanTime = history.reduce(0.0) { $0 + Double($1.time - first.time) } / count
+        let meanOffset = history.reduce(0.0) { $0 + Double($1.offset &- first.offset) } / count
+        var covariance = 0.0, variance = 0.0
+        for point in history {
+            let time = Double(point.time - first.time) - meanTime
+            covariance += time * (Double(point.offset &- first.offset) - meanOffset)
+            variance += time * time
+        }
+        guard variance > 0 else { return 0 }
+        return min(max(covariance / variance, -Self.maximumSkew), Self.maximumSkew)
     }
 
     /// Whether the estimate is good enough to start playing in step.
@@ -83,12 +154,15 @@ public struct NetworkClockEstimator: Sendable {
 
     /// A time on the speaker's clock as the sender's (network time).
     public func networkTime(fromLocal local: UInt64) -> UInt64? {
-        estimate.map { UInt64(bitPattern: Int64(bitPattern: local) &+ $0.offset) }
+        estimate.map { UInt64(bitPattern: Int64(bitPattern: local) &+ $0.offset(at: local)) }
     }
 
     /// A network time as the speaker's clock.
     public func localTime(fromNetwork network: UInt64) -> UInt64? {
-        estimate.map { UInt64(bitPattern: Int64(bitPattern: network) &- $0.offset) }
+        guard let estimate else { return nil }
+        // network = local + offset + skew × (local − reference), solved for local.
+        let sinceReference = Double(Int64(bitPattern: network &- estimate.referenceTime) &- estimate.offset) / (1 + estimate.skew)
+        return estimate.referenceTime &+ UInt64(bitPattern: Int64(sinceReference.rounded()))
     }
 
     /// The samples kept, oldest first.

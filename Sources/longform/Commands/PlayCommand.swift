@@ -21,7 +21,7 @@ struct PlayCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "null, wav:PATH, pulse[:SINK], alsa[:DEVICE] or speaker:HOST:PORT[,HOST:PORT...] (see `longform routes`; speakers that require pairing get the secret in $LONGFORM_SPEAKER_SECRET).")
+    @Option(name: .long, help: "null, wav:PATH, pulse[:SINK], alsa[:DEVICE] or speaker:HOST:PORT[,HOST:PORT...] (see `longform routes`; speakers that require pairing get the secret in $LONGFORM_SPEAKER_SECRET; speakers ask for the clock on a free UDP port, or $LONGFORM_SPEAKER_TIMING_PORT).")
     var route: String?
 
     @Option(name: .long, help: "Sample rate the route plays at, in Hz.")
