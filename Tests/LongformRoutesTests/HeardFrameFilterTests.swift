@@ -2,7 +2,8 @@
 import Testing
 
 /// The PulseAudio route's clock smoothing, fed with made-up reports: a device that plays at a
-/// steady rate (a little off the nominal one), reported with noise, and once a jump.
+/// steady rate (a little off the nominal one), reported with noise, with single late reports (a
+/// loaded host), and once a jump.
 @Suite struct HeardFrameFilterTests {
     /// A repeatable noise in −1…1 (a linear congruential generator).
     struct Noise {
@@ -13,7 +14,7 @@ import Testing
         }
     }
 
-    @Test func noisyReportsOfASteadyDeviceGiveItsTrueTimesAndAJumpIsFollowedAtOnce() {
+    @Test func noisyReportsOfASteadyDeviceGiveItsTrueTimesLateOnesAreIgnoredAndAJumpIsFollowedOnceConfirmed() {
         let rate = 44_100
         // The device runs 80 ppm slow against the host clock, from host time 1 s.
         let nanosecondsPerFrame = 1e9 / Double(rate) * (1 + 80e-6)
@@ -44,8 +45,17 @@ import Testing
         } else {
             Issue.record("no line")
         }
-        // A flush or an underrun moves the device 30 ms: the next report is taken as it is.
-        let frame = Int64(600 * rate)
-        #expect(filter.add(frame: frame, heardAt: UInt64(truth(frame) + 30_000_000)) == UInt64(truth(frame) + 30_000_000))
+        // A loaded host: single reports 9 ms and 3 ms late, between good ones. None moves the line.
+        for (second, lateness) in [(600, 9_000_000.0), (601, 0), (602, 3_000_000), (603, 0), (604, 9_000_000), (605, 0)] {
+            let frame = Int64(second * rate)
+            let smoothed = Double(filter.add(frame: frame, heardAt: UInt64(truth(frame) + lateness)))
+            #expect(abs(smoothed - truth(frame)) < rawErrors.max()!, "second \(second), a report \(lateness) ns late: the line is \(smoothed - truth(frame)) ns off")
+        }
+        // An underrun moves the device 30 ms: the line follows once three reports in a row agree.
+        for second in 606..<609 {
+            let frame = Int64(second * rate)
+            let smoothed = filter.add(frame: frame, heardAt: UInt64(truth(frame) + 30_000_000))
+            #expect((smoothed == UInt64(truth(frame) + 30_000_000)) == (second == 608), "second \(second): \(Double(smoothed) - truth(frame)) ns off")
+        }
     }
 }

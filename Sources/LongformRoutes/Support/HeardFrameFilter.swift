@@ -3,11 +3,19 @@
 /// plays at a steady rate; a clock set from each report moves by that much, and a network
 /// speaker following it resamples to chase the noise (the stereo pair drifted apart by up to
 /// 0.5 ms). The filter keeps a line through the reports and corrects its phase and its rate a
-/// little at each one, a delay-locked loop as JACK and PipeWire use for their device clocks; a
-/// report far off the line (a flush, an underrun) starts it again there.
+/// little at each one, a delay-locked loop as JACK and PipeWire use for their device clocks.
+///
+/// A report more than a millisecond off the line is not fed to the loop: on a loaded host (a
+/// speaker being filled at 90× real time) single reports came milliseconds late, and a line
+/// started again at one of them moved the speaker by up to 9 ms, for the 40 s the loop took to
+/// settle. The line starts again only where `confirmingReports` such reports in a row agree with
+/// one another (the device did move: an underrun).
 struct HeardFrameFilter: Sendable {
-    /// A report further than this from the line starts the line again (ns).
-    static let restartDistance: Double = 5_000_000
+    /// A report further than this from the line is not fed to the loop (ns).
+    static let outlierDistance: Double = 1_000_000
+    /// Outlying reports in a row, each within `outlierDistance` of the first's line at the nominal
+    /// rate, that start the line again at the last of them.
+    static let confirmingReports = 3
     /// The loop's bandwidth (Hz): how quickly the line follows the reports. Wide for its first
     /// `acquisitionSeconds` (a stream's first reports are off by milliseconds, and a narrow loop
     /// would take minutes to leave them behind), narrow after.
@@ -21,6 +29,8 @@ struct HeardFrameFilter: Sendable {
     private var line: (frame: Int64, time: Double, nanosecondsPerFrame: Double)?
     /// Nanoseconds of reports since the line started.
     private var lineAge: Double = 0
+    /// The first of the outlying reports in a row, and how many there have been.
+    private var outliers: (frame: Int64, time: Double, count: Int)?
 
     /// A filter for a device at `sampleRate`.
     init(sampleRate: Int) {
@@ -44,16 +54,29 @@ struct HeardFrameFilter: Sendable {
         guard let current = line, frame > current.frame else {
             line = (frame, measured, line?.nanosecondsPerFrame ?? nominalNanosecondsPerFrame)
             lineAge = 0
+            outliers = nil
             return hostTime
         }
         let frames = Double(frame - current.frame)
         let predicted = current.time + frames * current.nanosecondsPerFrame
         let error = measured - predicted
-        guard abs(error) <= Self.restartDistance else {
-            line = (frame, measured, nominalNanosecondsPerFrame)
-            lineAge = 0
-            return hostTime
+        guard abs(error) <= Self.outlierDistance else {
+            // Held apart: a report that agrees with the outliers before it counts towards a new line.
+            if let first = outliers, frame > first.frame,
+               abs(measured - (first.time + Double(frame - first.frame) * nominalNanosecondsPerFrame)) <= Self.outlierDistance {
+                outliers = (first.frame, first.time, first.count + 1)
+            } else {
+                outliers = (frame, measured, 1)
+            }
+            if let confirmed = outliers, confirmed.count >= Self.confirmingReports {
+                line = (frame, measured, nominalNanosecondsPerFrame)
+                lineAge = 0
+                outliers = nil
+                return hostTime
+            }
+            return UInt64(max(0, predicted.rounded()))
         }
+        outliers = nil
         // A second-order loop (phase and rate), critically damped, its gains for this report's interval.
         let interval = frames * current.nanosecondsPerFrame
         lineAge += interval
