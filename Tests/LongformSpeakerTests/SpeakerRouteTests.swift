@@ -250,7 +250,10 @@ struct SpeakerJitterTests {
         defer { speakers.forEach { $0.stop() } }
         // The speakers see the proxy as their sender (it connects from 127.0.0.1 inside), so they
         // ask its UDP port for the clock, which relays to the sender's port on this side.
-        let timingPort = Int.random(in: 20_000...29_999)
+        // A port free on this side (the sender binds it on every address; the proxy binds it inside).
+        let probe = try LoopbackSocket.bound(type: Int32(SOCK_DGRAM.rawValue))
+        let timingPort = Int(probe.port)
+        close(probe.descriptor)
         let proxy = try ImpairmentProxy(delay: 5, jitter: 5, tcp: speakers.map { "\(namespace.address):\($0.port)=127.0.0.1:\($0.port)" },
                                         udp: ["127.0.0.1:\(timingPort)=\(namespace.hostAddress):\(timingPort)"], wrapper: namespace.wrapper)
         let state = TestAudio.path("route-state-\(UUID().uuidString.prefix(8))")

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,10 +22,14 @@ public final class ImpairmentProxy: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        // "ready" once bound; an error (a port in use) ends it first.
+        // "ready" once bound; an error (a port in use) ends it first, and a proxy silent for 10 s is ended.
+        let pid = process.processIdentifier
+        let isReady = Mutex(false)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10) { if !isReady.withLock({ $0 }) { kill(pid, SIGKILL) } }
         var line = Data()
         while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line.append(byte) }
-        guard String(decoding: line, as: UTF8.self) == "ready" else {
+        isReady.withLock { $0 = String(decoding: line, as: UTF8.self) == "ready" }
+        guard isReady.withLock({ $0 }) else {
             process.waitUntilExit()
             let reason = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             throw ExternalTool.Failure(description: "scripts/impair did not start: \(reason)")

@@ -5,10 +5,11 @@
 /// close to that floor whatever the jitter (a reply whose whole round trip is short is far rarer
 /// than a short leg: ±5 ms of jitter left the shortest of 64 round trips off by up to 1 ms, the
 /// two legs' floors over 600 samples by tens of µs). The offset is half the difference of the two
-/// legs' floors over the last minute, and the uncertainty half their sum: a bound, since neither
-/// leg can have taken less than no time. The clocks' rates differ too (crystals are tens of ppm
-/// apart): the rate is the slope of the offset over the last minutes, and the samples of the last
-/// minute are brought to now along it before their floors are taken.
+/// legs' floors, and the uncertainty half their sum (a bound, since neither leg can have taken
+/// less than no time) plus what an error in the rate could hide. The clocks' rates differ too
+/// (crystals are tens of ppm apart): the rate is the slope of the offset over the last minutes
+/// (once they span two), and the samples of the last minute are brought to now along it before
+/// their floors are taken; until then the floors are those of the last 10 s.
 /// A value type fed with timestamps: tested with made-up networks, no sockets.
 public struct NetworkClockEstimator: Sendable {
     /// One exchange's four timestamps, reduced.
@@ -51,10 +52,15 @@ public struct NetworkClockEstimator: Sendable {
     /// The rate is measured over this much of the offset's history, once it spans `skewMinimumSpan` (ns).
     public static let skewHistorySpan: UInt64 = 600_000_000_000
     public static let skewMinimumSpan: UInt64 = 120_000_000_000
-    /// A pause between replies this long (ns) is an outage: the rate is measured afresh after it.
-    public static let outageGap: UInt64 = 10_000_000_000
     /// The most the clocks' rates are taken to differ: far beyond a crystal's error.
     public static let maximumSkew = 0.000_5
+    /// While the rate is unknown the floors are taken over the samples of this span only (ns):
+    /// clocks 50 ppm apart move by 0.5 ms in it, rather than 3 ms in a minute.
+    public static let unknownRateSpan: UInt64 = 10_000_000_000
+    /// How far the rate may be off, in the uncertainty (over the span of the samples the floors
+    /// come from): a poor crystal's error before the rate is measured, little after.
+    static let unknownRateError = 0.000_1
+    static let knownRateError = 0.000_002
 
     /// How many recent samples are kept.
     public let windowSize: Int
@@ -65,10 +71,13 @@ public struct NetworkClockEstimator: Sendable {
     private var history: [(time: UInt64, offset: Int64)] = []
     /// The estimate, found again at each sample.
     public private(set) var estimate: Estimate?
+    /// Whether the clocks' rate is measured yet (about two minutes after the first sample): until
+    /// then the floors come from the last 10 s, and more samples a second make them closer.
+    public private(set) var isRateKnown = false
 
-    /// An estimator over the last `windowSize` samples (a minute of them at ten a second); good
+    /// An estimator over at most `windowSize` samples (a minute's at fifty a second); good
     /// when the uncertainty is at most `goodUncertainty` ns.
-    public init(windowSize: Int = 1_024, goodUncertainty: UInt64 = 2_000_000) {
+    public init(windowSize: Int = 3_072, goodUncertainty: UInt64 = 2_000_000) {
         self.windowSize = max(windowSize, 1)
         self.goodUncertainty = goodUncertainty
     }
@@ -95,8 +104,6 @@ public struct NetworkClockEstimator: Sendable {
         if let best = fresh.map(\.roundTrip).min(), best < UInt64.max / 10, sample.roundTrip > max(best * 10, 20_000_000) {
             return nil
         }
-        // After an outage the rate is measured afresh: the offset history's gap would weigh as much as its years.
-        if let last = samples.last, t4 > last.receivedAt + Self.outageGap { history.removeAll() }
         samples.append(sample)
         // The stale ones go once the fresh ones are about as good (a round trip within twice the
         // stale best), or fill the window: a loaded network's first replies would otherwise move
@@ -107,20 +114,38 @@ public struct NetworkClockEstimator: Sendable {
             samples = fresh + [sample]
         }
         if samples.count > windowSize { samples.removeFirst(samples.count - windowSize) }
-        // The history is of offsets found without the rate (biased by at most the rate over half a
-        // minute, a bias that does not change its slope), so that the rate does not feed on itself.
-        if history.last.map({ t4 >= $0.time + 1_000_000_000 }) ?? true, let plain = Self.estimate(from: samples, skew: 0, at: t4) {
+        // The history is of offsets found without the rate over the last 10 s (biased by at most
+        // the rate over 5 s, a bias that does not change its slope), so that the rate does not
+        // feed on itself. A gap in it (an outage) does not bias the slope either.
+        let recent = Self.recent(samples, at: t4)
+        if history.last.map({ t4 >= $0.time + 1_000_000_000 }) ?? true, let recent, let plain = Self.estimate(from: recent, skew: 0, rateError: 0, at: t4) {
             history.append((t4, plain.offset))
             if let first = history.first, t4 - first.time > Self.skewHistorySpan { history.removeFirst() }
         }
-        estimate = Self.estimate(from: samples, skew: skew(), at: t4)
+        let rate = skew()
+        isRateKnown = rate != nil
+        if let rate {
+            estimate = Self.estimate(from: samples, skew: rate, rateError: Self.knownRateError, at: t4)
+        } else {
+            estimate = Self.estimate(from: recent ?? samples, skew: 0, rateError: Self.unknownRateError, at: t4)
+        }
         return sample
     }
 
-    /// Half the difference of the legs' floors, and half their sum, with every sample brought to
-    /// `now` along `skew` (the offset then moves by `skew` ns per ns).
-    private static func estimate(from samples: [Sample], skew: Double, at now: UInt64) -> Estimate? {
-        guard !samples.isEmpty else { return nil }
+    /// The samples of the last `unknownRateSpan`, or nil when they are too few or samples older
+    /// than the lifetime are still kept (after an outage: the older estimate holds until the new
+    /// samples are as good, as above).
+    private static func recent(_ samples: [Sample], at now: UInt64) -> [Sample]? {
+        guard let oldest = samples.first, now <= oldest.receivedAt || now - oldest.receivedAt <= sampleLifetime else { return nil }
+        let recent = samples.filter { now <= $0.receivedAt || now - $0.receivedAt <= unknownRateSpan }
+        return recent.count >= freshSamplesToForget ? recent : nil
+    }
+
+    /// Half the difference of the legs' floors, and half their sum plus what a rate off by
+    /// `rateError` could hide over the samples' span, with every sample brought to `now` along
+    /// `skew` (the offset then moves by `skew` ns per ns).
+    private static func estimate(from samples: [Sample], skew: Double, rateError: Double, at now: UInt64) -> Estimate? {
+        guard let oldest = samples.map(\.sentAt).min(), let newest = samples.map(\.sentAt).max() else { return nil }
         var upward = Int64.max, downward = Int64.max
         for sample in samples {
             // A leg measured `age` ns ago saw an offset smaller by `skew × age`: the upward leg
@@ -130,12 +155,14 @@ public struct NetworkClockEstimator: Sendable {
             downward = min(downward, sample.downward &- drift)
         }
         let sum = upward &+ downward
-        return Estimate(offset: (upward &- downward) / 2, uncertainty: UInt64(max(sum, 0) / 2), skew: skew, referenceTime: now)
+        let span = Double(newest - oldest)
+        return Estimate(offset: (upward &- downward) / 2, uncertainty: UInt64(max(sum, 0) / 2) + UInt64(rateError * span / 2),
+                        skew: skew, referenceTime: now)
     }
 
-    /// The offset's slope over its history (least squares), once that spans `skewMinimumSpan`; else 0.
-    private func skew() -> Double {
-        guard let first = history.first, let last = history.last, last.time - first.time >= Self.skewMinimumSpan else { return 0 }
+    /// The offset's slope over its history (least squares), once that spans `skewMinimumSpan`; else nil.
+    private func skew() -> Double? {
+        guard let first = history.first, let last = history.last, last.time - first.time >= Self.skewMinimumSpan else { return nil }
         let count = Double(history.count)
         let meanTime = history.reduce(0.0) { $0 + Double($1.time - first.time) } / count
         let meanOffset = history.reduce(0.0) { $0 + Double($1.offset &- first.offset) } / count
@@ -145,7 +172,7 @@ public struct NetworkClockEstimator: Sendable {
             covariance += time * (Double(point.offset &- first.offset) - meanOffset)
             variance += time * time
         }
-        guard variance > 0 else { return 0 }
+        guard variance > 0 else { return nil }
         return min(max(covariance / variance, -Self.maximumSkew), Self.maximumSkew)
     }
 
@@ -160,9 +187,12 @@ public struct NetworkClockEstimator: Sendable {
     /// A network time as the speaker's clock.
     public func localTime(fromNetwork network: UInt64) -> UInt64? {
         guard let estimate else { return nil }
-        // network = local + offset + skew × (local − reference), solved for local.
-        let sinceReference = Double(Int64(bitPattern: network &- estimate.referenceTime) &- estimate.offset) / (1 + estimate.skew)
-        return estimate.referenceTime &+ UInt64(bitPattern: Int64(sinceReference.rounded()))
+        // network = local + offset + skew × (local − reference), solved for local: with d the
+        // network time past the reference less the offset, local − reference = d − d × skew / (1 + skew).
+        // Wrapping arithmetic, and a correction of at most 0.05 % of d: an absurd network time
+        // (an anchor's, from the wire) cannot trap.
+        let d = Int64(bitPattern: network &- estimate.referenceTime) &- estimate.offset
+        return estimate.referenceTime &+ UInt64(bitPattern: d &- Int64((Double(d) * estimate.skew / (1 + estimate.skew)).rounded()))
     }
 
     /// The samples kept, oldest first.
