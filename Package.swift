@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "LongformStoreTests", dependencies: ["LongformStore", "LongformPlayer", "LongformCore", "LongformTestSupport"]),
         .testTarget(name: "LongformLibraryTests", dependencies: ["LongformLibrary", "LongformStore", "LongformTestSupport"]),
         .testTarget(name: "LongformServerTests", dependencies: ["LongformTestSupport"]),
-        .testTarget(name: "LongformSpeakerProtocolTests", dependencies: ["LongformSpeakerProtocol"]),
+        .testTarget(name: "LongformSpeakerProtocolTests", dependencies: ["LongformSpeakerProtocol", "LongformTestSupport"]),
         .testTarget(name: "LongformSpeakerTests", dependencies: ["LongformSpeaker", "LongformSpeakerProtocol", "LongformRoutes", "LongformCore", "LongformTestSupport"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
     ],

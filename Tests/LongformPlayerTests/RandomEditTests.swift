@@ -6,23 +6,11 @@ import Testing
 /// player and compared frame by frame with the model of what must be heard. A failure prints the
 /// seed, the playlist and the edits, which reproduce it.
 @Suite struct RandomEditTests {
-    /// A small deterministic generator (SplitMix64), so that a seed reproduces a sequence.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let sequenceCount = 1_000
 
     /// One random case: a playlist and its edits.
     static func randomCase(seed: UInt64) -> (playlist: [PlaylistModel.Item], edits: [ScriptedRun.Edit]) {
-        var random = Generator(state: seed)
+        var random = SeededRandomGenerator(seed: seed)
         var serial = 0
         // A small pool of files, so that the same file appears twice now and then.
         let pool = (1...6).map { PlaylistModel.Item.coded($0, frames: [800, 1_600, 2_400, 4_000, 5_000, 8_000][$0 - 1]) }

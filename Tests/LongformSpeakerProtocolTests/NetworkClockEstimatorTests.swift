@@ -1,4 +1,5 @@
 import LongformSpeakerProtocol
+import LongformTestSupport
 import Testing
 
 /// The clock estimate on made-up networks: with jitter it finds the true offset within the bound it
@@ -87,7 +88,7 @@ import Testing
     static func run(seconds: Int, jitter: UInt64, skew: Double, seed: UInt64, outage: Range<Int> = 0..<0)
         -> (estimator: NetworkClockEstimator, trueOffsetAt: (UInt64) -> Int64, end: UInt64, checks: [Check]) {
         var estimator = NetworkClockEstimator()
-        var generator = SplitMix64(seed: seed)
+        var generator = SeededRandomGenerator(seed: seed)
         let start: Int64 = 777_000_000_000
         // The sender's clock at the speaker's time `local`.
         let sender = { (local: UInt64) -> UInt64 in UInt64(start + Int64((Double(local) * (1 + skew)).rounded())) }
@@ -211,18 +212,5 @@ import Testing
         }
         // (Within a few µs: the offset's history, stepped, gives a rate of 4 ppm, applied over the fresh samples' 0.7 s.)
         #expect(quick.keptSamples.count == NetworkClockEstimator.freshSamplesToForget && abs((quick.estimate?.offset ?? 0) - 500_000) <= 5_000, "\(String(describing: quick.estimate))")
-    }
-}
-
-/// A seeded generator, so that a made-up network is the same in every run.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }
