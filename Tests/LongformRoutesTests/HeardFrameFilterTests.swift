@@ -45,7 +45,8 @@ import Testing
         } else {
             Issue.record("no line")
         }
-        // A loaded host: single reports 9 ms and 3 ms late, between good ones. None moves the line.
+        // A loaded host: single reports 9 ms and 3 ms late, between good ones. None moves the line
+        // by more than the reports' own noise (the one 3 ms late counts as 1 ms).
         for (second, lateness) in [(600, 9_000_000.0), (601, 0), (602, 3_000_000), (603, 0), (604, 9_000_000), (605, 0)] {
             let frame = Int64(second * rate)
             let smoothed = Double(filter.add(frame: frame, heardAt: UInt64(truth(frame) + lateness)))

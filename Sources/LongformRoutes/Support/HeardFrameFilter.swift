@@ -5,15 +5,19 @@
 /// 0.5 ms). The filter keeps a line through the reports and corrects its phase and its rate a
 /// little at each one, a delay-locked loop as JACK and PipeWire use for their device clocks.
 ///
-/// A report more than a millisecond off the line is not fed to the loop: on a loaded host (a
-/// speaker being filled at 90× real time) single reports came milliseconds late, and a line
-/// started again at one of them moved the speaker by up to 9 ms, for the 40 s the loop took to
-/// settle. The line starts again only where `confirmingReports` such reports in a row agree with
-/// one another (the device did move: an underrun).
+/// A report more than a millisecond off the line counts as a millisecond, and one more than 5 ms
+/// off not at all: on a loaded host (a speaker being filled at 90× real time) single reports came
+/// milliseconds late, and a line started again at one of them moved the speaker by up to 9 ms,
+/// for the 40 s the loop took to settle. The line starts again only where `confirmingReports`
+/// reports in a row more than 5 ms off agree with one another (the device did move: an
+/// underrun). (Starting it again at three agreeing reports 1.5 ms off, in a first version, moved
+/// a speaker by that much in the middle of a run: the loop follows such a shift more gently.)
 struct HeardFrameFilter: Sendable {
+    /// The most a report's distance from the line counts for in the loop (ns).
+    static let largestError: Double = 1_000_000
     /// A report further than this from the line is not fed to the loop (ns).
-    static let outlierDistance: Double = 1_000_000
-    /// Outlying reports in a row, each within `outlierDistance` of the first's line at the nominal
+    static let outlierDistance: Double = 5_000_000
+    /// Outlying reports in a row, each within `largestError` of the first's line at the nominal
     /// rate, that start the line again at the last of them.
     static let confirmingReports = 3
     /// The loop's bandwidth (Hz): how quickly the line follows the reports. Wide for its first
@@ -63,7 +67,7 @@ struct HeardFrameFilter: Sendable {
         guard abs(error) <= Self.outlierDistance else {
             // Held apart: a report that agrees with the outliers before it counts towards a new line.
             if let first = outliers, frame > first.frame,
-               abs(measured - (first.time + Double(frame - first.frame) * nominalNanosecondsPerFrame)) <= Self.outlierDistance {
+               abs(measured - (first.time + Double(frame - first.frame) * nominalNanosecondsPerFrame)) <= Self.largestError {
                 outliers = (first.frame, first.time, first.count + 1)
             } else {
                 outliers = (frame, measured, 1)
@@ -77,6 +81,7 @@ struct HeardFrameFilter: Sendable {
             return UInt64(max(0, predicted.rounded()))
         }
         outliers = nil
+        let counted = min(max(error, -Self.largestError), Self.largestError)
         // A second-order loop (phase and rate), critically damped, its gains for this report's interval.
         let interval = frames * current.nanosecondsPerFrame
         lineAge += interval
@@ -85,9 +90,9 @@ struct HeardFrameFilter: Sendable {
         let omega = min(2 * Double.pi * bandwidth * interval / 1e9, 0.5)
         let phaseGain = min(2.0.squareRoot() * omega, 1), rateGain = omega * omega
         let limit = nominalNanosecondsPerFrame * Self.maximumRateDeviation
-        let rate = min(max(current.nanosecondsPerFrame + rateGain * error / frames, nominalNanosecondsPerFrame - limit),
+        let rate = min(max(current.nanosecondsPerFrame + rateGain * counted / frames, nominalNanosecondsPerFrame - limit),
                        nominalNanosecondsPerFrame + limit)
-        let time = predicted + phaseGain * error
+        let time = predicted + phaseGain * counted
         line = (frame, time, rate)
         return UInt64(max(0, time.rounded()))
     }
