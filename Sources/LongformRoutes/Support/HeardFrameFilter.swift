@@ -56,10 +56,7 @@ struct HeardFrameFilter: Sendable {
         // The same report again (no fresh one since): the line as it is.
         if let current = line, frame == current.frame { return UInt64(max(0, current.time.rounded())) }
         guard let current = line, frame > current.frame else {
-            line = (frame, measured, line?.nanosecondsPerFrame ?? nominalNanosecondsPerFrame)
-            lineAge = 0
-            outliers = nil
-            return hostTime
+            return startLine(at: frame, heardAt: hostTime, nanosecondsPerFrame: line?.nanosecondsPerFrame ?? nominalNanosecondsPerFrame)
         }
         let frames = Double(frame - current.frame)
         let predicted = current.time + frames * current.nanosecondsPerFrame
@@ -73,10 +70,7 @@ struct HeardFrameFilter: Sendable {
                 outliers = (frame, measured, 1)
             }
             if let confirmed = outliers, confirmed.count >= Self.confirmingReports {
-                line = (frame, measured, nominalNanosecondsPerFrame)
-                lineAge = 0
-                outliers = nil
-                return hostTime
+                return startLine(at: frame, heardAt: hostTime, nanosecondsPerFrame: nominalNanosecondsPerFrame)
             }
             return UInt64(max(0, predicted.rounded()))
         }
@@ -95,5 +89,13 @@ struct HeardFrameFilter: Sendable {
         let time = predicted + phaseGain * counted
         line = (frame, time, rate)
         return UInt64(max(0, time.rounded()))
+    }
+
+    /// Starts the line at a report, taken as it is, and returns its time.
+    private mutating func startLine(at frame: Int64, heardAt hostTime: UInt64, nanosecondsPerFrame: Double) -> UInt64 {
+        line = (frame, Double(hostTime), nanosecondsPerFrame)
+        lineAge = 0
+        outliers = nil
+        return hostTime
     }
 }
