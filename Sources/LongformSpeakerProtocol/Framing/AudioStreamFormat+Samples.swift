@@ -1,36 +1,49 @@
 extension AudioStreamFormat.Encoding {
     /// Float32 samples as this encoding's little-endian bytes (16-bit: scaled, rounded and clipped).
     public func encode(_ samples: some Collection<Float>) -> [UInt8] {
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(samples.count * bytesPerSample)
-        for sample in samples {
-            switch self {
-            case .float32:
-                withUnsafeBytes(of: sample.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
-            case .signed16:
-                let value = Int16(max(-32_768, min(32_767, (sample * 32_768).rounded())))
-                withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-            }
-        }
-        return bytes
+        // One pass over contiguous memory: the sender encodes every sample it sends to every
+        // speaker, and an element-by-element walk through a generic collection held its fill
+        // to a fraction of what the network carries.
+        if let bytes = samples.withContiguousStorageIfAvailable({ encode(contiguous: $0) }) { return bytes }
+        return Array(samples).withUnsafeBufferPointer { encode(contiguous: $0) }
     }
 
     /// This encoding's little-endian bytes as Float32 samples (a trailing partial sample is ignored).
     public func decode(_ bytes: [UInt8]) -> [Float] {
-        switch self {
-        case .signed16:
-            return stride(from: 0, to: bytes.count - 1, by: 2).map { (index: Int) -> Float in
-                let bits = UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8
-                return Float(Int16(bitPattern: bits)) / 32_768
+        bytes.withUnsafeBytes { raw in
+            let count = raw.count / bytesPerSample
+            return [Float](unsafeUninitializedCapacity: count) { samples, initialized in
+                switch self {
+                case .signed16:
+                    for index in 0..<count {
+                        samples[index] = Float(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: index * 2, as: Int16.self))) / 32_768
+                    }
+                case .float32:
+                    for index in 0..<count {
+                        samples[index] = Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)))
+                    }
+                }
+                initialized = count
             }
-        case .float32:
-            return stride(from: 0, to: bytes.count - 3, by: 4).map { (index: Int) -> Float in
-                var bits = UInt32(bytes[index])
-                bits |= UInt32(bytes[index + 1]) << 8
-                bits |= UInt32(bytes[index + 2]) << 16
-                bits |= UInt32(bytes[index + 3]) << 24
-                return Float(bitPattern: bits)
+        }
+    }
+
+    private func encode(contiguous samples: UnsafeBufferPointer<Float>) -> [UInt8] {
+        let count = samples.count * bytesPerSample
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            let bytes = UnsafeMutableRawBufferPointer(buffer)
+            switch self {
+            case .float32:
+                for (index, sample) in samples.enumerated() {
+                    bytes.storeBytes(of: sample.bitPattern.littleEndian, toByteOffset: index * 4, as: UInt32.self)
+                }
+            case .signed16:
+                for (index, sample) in samples.enumerated() {
+                    let value = Int16(max(-32_768, min(32_767, (sample * 32_768).rounded())))
+                    bytes.storeBytes(of: value.littleEndian, toByteOffset: index * 2, as: Int16.self)
+                }
             }
+            initialized = count
         }
     }
 }
