@@ -5,10 +5,10 @@ import LongformRoutes
 import LongformSpeakerProtocol
 import Synchronization
 
-/// Asks the sender's timing port for its clock fifty times a second until the estimate knows the
-/// clocks' rate (about two minutes), then ten times a second: the estimate takes each leg's floor
-/// over the samples of the last 10 s until then, of the last minute after, and the more samples,
-/// the closer to the floor under jitter. Takes only replies that match a request it sent.
+/// Asks the sender's timing port for its clock fifty times a second (`ClockExchange.requestInterval`):
+/// the estimate takes each leg's floor over the samples of the last 10 s until it knows the
+/// clocks' rate, of the last minute after, and the more samples, the closer to the floor under
+/// jitter. Takes only replies that match a request it sent.
 ///
 /// On its own thread with a plain UDP socket, not on the event loop that reads the audio: a reply
 /// must not wait behind minutes of audio arriving. The system stamps each reply's arrival, so a
@@ -56,11 +56,6 @@ final class ClockRequester: Sendable {
         thread.stop(waiting: true)
     }
 
-    /// Between requests (ns): 24 bytes each way, ten times a second.
-    static let requestInterval: UInt64 = 100_000_000
-    /// Between requests while the estimate does not know the rate (ns).
-    static let startingRequestInterval: UInt64 = 20_000_000
-
     private func run(_ thread: RouteThread) {
         var generation = 0
         var socket: PosixSocket?
@@ -96,8 +91,7 @@ final class ClockRequester: Sendable {
                 outstanding[sequence] = t1
                 if outstanding.count > 32, let oldest = outstanding.keys.min() { outstanding.removeValue(forKey: oldest) }
                 socket.sendDatagram(ClockExchange.encode(ClockExchange.Request(sequence: sequence, t1: t1)))
-                let isRateKnown = session.withLock { $0.clock.isRateKnown }
-                nextRequest = t1 + (isRateKnown ? Self.requestInterval : Self.startingRequestInterval)
+                nextRequest = t1 + ClockExchange.requestInterval
             }
             // Waits for replies until the next request, but looks at the target and the stop
             // flag at least every 100 ms.

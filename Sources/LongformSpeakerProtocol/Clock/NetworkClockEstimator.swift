@@ -72,7 +72,7 @@ public struct NetworkClockEstimator: Sendable {
     /// The estimate, found again at each sample.
     public private(set) var estimate: Estimate?
     /// Whether the clocks' rate is measured yet (about two minutes after the first sample): until
-    /// then the floors come from the last 10 s, and more samples a second make them closer.
+    /// then the floors come from the last 10 s.
     public private(set) var isRateKnown = false
 
     /// An estimator over at most `windowSize` samples (a minute's at fifty a second); good
