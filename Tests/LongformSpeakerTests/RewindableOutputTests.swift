@@ -57,6 +57,23 @@ import Testing
         #expect(session.nextFrame == 4_410 && session.takeRewindRequest() == nil)
     }
 
+    @Test func beforeAStartTheFirstChangeableFrameIsTheStartsNotTheEndOfWhatTheOutputHolds() {
+        // The output renders 2 s ahead: a second of silence before the anchor's moment (nothing
+        // read), then a second of the ramp. A sender skips audio before the frame a status
+        // reports, so the status must say the start's frame, not the end of what is held.
+        let start: UInt64 = 85_000_000_000
+        var session = SpeakerSessionTests.ready()
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start + 1_000_000_000)))
+        let heard = Self.render(&session, 0..<88_200, start: start, changeable: 0)
+        #expect(heard.prefix(44_100).allSatisfy { $0 == 0 } && Self.firstDifference(heard.dropFirst(44_100), Self.ramp(0..<44_100)) == nil)
+        session.changeableOutputFrame = 2_205
+        guard case .status(let status) = session.status() else { Issue.record("no status"); return }
+        #expect(status.nextFrame == 0, "the start's frame, not \(status.nextFrame)")
+        session.changeableOutputFrame = 50_000
+        guard case .status(let later) = session.status() else { Issue.record("no status"); return }
+        #expect(later.nextFrame == 50_000 - 44_100, "once playing, the frame at the first changeable one")
+    }
+
     @Test func aFlushIsJudgedByWhatTheOutputCanChangeAndHeardWhenItsAudioComes() {
         let start: UInt64 = 90_000_000_000
         var (session, heard) = Self.playing(from: start, rendered: 88_200)

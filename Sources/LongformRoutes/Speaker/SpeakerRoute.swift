@@ -280,6 +280,7 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
             } else {
                 // Too late to wait: the frames go as silence (an underrun), so that the speakers stay in step.
                 count = min(count, Int(heard + lead + Int64(SpeakerFeed.framesPerMessage) - position))
+                logger.debug("\(name): nothing to send at frame \(position) (heard \(heard), lead \(lead)); \(count) frames of silence")
             }
             buffer.withUnsafeMutableBufferPointer { pointer in
                 let slice = UnsafeMutableBufferPointer(rebasing: pointer[0..<(count * channels)])

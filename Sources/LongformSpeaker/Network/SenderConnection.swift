@@ -172,6 +172,11 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         } else {
             if case .metadata(let title, let artist, let album) = message {
                 logger.info("speaker: now playing \(title) — \(artist) (\(album))")
+            } else if case .anchor(let anchor) = message {
+                let lead = (Double(Int64(bitPattern: anchor.networkTime &- (service.session.withLock { $0.clock.networkTime(fromLocal: HostClock.now()) } ?? 0)))) / 1e6
+                logger.debug("speaker: anchor rate \(anchor.rate) from frame \(anchor.mediaFrame) at network time \(anchor.networkTime) (\(lead) ms ahead)")
+            } else if case .flush(let requestID, let fromFrame) = message {
+                logger.debug("speaker: flush \(requestID) from frame \(fromFrame)")
             } else if case .artwork(let mimeType, let data) = message {
                 // The digest tells a picture apart in the log (and lets a test check its bytes).
                 let digest = SHA256.hash(data: data).prefix(8).map { String(format: "%02x", $0) }.joined()

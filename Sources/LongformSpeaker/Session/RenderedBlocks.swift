@@ -119,8 +119,14 @@ struct RenderedBlocks: Sendable {
         return nil
     }
 
-    /// The read position at output frame `frame`, or nil when no kept block holds it.
-    func position(atOutputFrame frame: Int64) -> Double? {
-        blocks.first { $0.outputFrame <= frame && frame < $0.endFrame }?.position(atOutputFrame: frame)
+    /// The first media position the output plays from output frame `frame` on: the read position
+    /// there or, where it holds silence with no position (before a start), where the next block
+    /// that reads begins; nil when no kept block from there has either.
+    func firstPosition(fromOutputFrame frame: Int64) -> Double? {
+        for block in blocks where block.endFrame > frame {
+            if block.outputFrame <= frame, let position = block.position(atOutputFrame: frame) { return position }
+            if let readFrom = block.readFrom { return readFrom }
+        }
+        return nil
     }
 }

@@ -96,7 +96,10 @@ public struct SpeakerSession: Sendable {
     /// holds (renders with an `OutputPlacement`), the frame at its first changeable frame, as of
     /// the last `changeableOutputFrame` set; otherwise the next frame it is handed.
     public var firstChangeableFrame: Int64? {
-        if let frame = changeableOutputFrame, let position = rendered.position(atOutputFrame: frame) { return Int64(position.rounded(.down)) }
+        // Not the end of what the output holds: a sender skips what a playing speaker says it
+        // can no longer change, and a start rendered seconds ahead before its audio came (silence
+        // up to the anchor's moment) once lost 2 s that way.
+        if let frame = changeableOutputFrame, let position = rendered.firstPosition(fromOutputFrame: frame) { return Int64(position.rounded(.down)) }
         return nextFrame
     }
     /// The first output frame the output can still change, as its owner last read it (nil: an
