@@ -94,10 +94,12 @@ final class ClockRequester: Sendable {
                 nextRequest = t1 + ClockExchange.requestInterval
             }
             // Waits for replies until the next request, but looks at the target and the stop
-            // flag at least every 100 ms.
+            // flag at least every 100 ms. Rounded up to the millisecond: rounded down, the last
+            // fraction of a millisecond before each request was a busy loop of polls, fifty
+            // times a second most of what a playing speaker cost.
             let now = HostClock.now()
             let wait = min(nextRequest > now ? nextRequest - now : 0, 100_000_000)
-            guard socket.waitUntilReadable(milliseconds: Int32(wait / 1_000_000)) else { continue }
+            guard socket.waitUntilReadable(milliseconds: Int32((wait + 999_999) / 1_000_000)) else { continue }
             // A refused send (nothing on the sender's port yet) surfaces here as an error: nil.
             guard let datagram = socket.receiveDatagram(),
                   let reply = ClockExchange.decodeReply(datagram.bytes),
