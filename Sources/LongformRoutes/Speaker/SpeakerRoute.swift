@@ -274,7 +274,11 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
                 count = min(count, Int(queued))
             } else if position > heard + lead {
                 // Nothing queued (yet: a seek's audio comes a few milliseconds after its flush):
-                // wait, while a change can still reach the speakers in time.
+                // wait, while a change can still reach the speakers in time. The renderer's
+                // look-ahead is the route's, but it comes in blocks of a second or so and can end
+                // just short of the route's limit: within 2 s of it, and all sent, the fill is done.
+                if !isFillReported && position + 2 * Int64(sampleRate) >= heard + aheadLimitFrames(feed)
+                    && feed.isEveryConnectedSpeakerSent(upTo: position) { reportFill(aheadOf: heard) }
                 idle()
                 continue
             } else {
