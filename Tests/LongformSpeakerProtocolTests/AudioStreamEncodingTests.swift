@@ -15,12 +15,18 @@ import LongformSpeakerProtocol
         #expect(AudioStreamFormat.Encoding.signed16.decode(bytes) == [0.5, -1.0, 32_767 / 32_768, -1.0, 2 / 32_768])
     }
 
-    @Test func anyCollectionEncodesAsItsArrayDoes() {
-        let samples: [Float] = (0..<1_000).map { Float($0) / 1_000 - 0.5 }
-        for encoding in [AudioStreamFormat.Encoding.float32, .signed16] {
-            let contiguous = encoding.encode(samples[100..<900])
-            #expect(encoding.encode(samples[100..<900].lazy.map { $0 }) == contiguous)
-            #expect(contiguous.count == 800 * (encoding == .float32 ? 4 : 2))
+    @Test func everySampleEncodesAsItsOwnBytesFromAnyCollection() {
+        // Against a sample-by-sample reference, from a slice and from a collection that has no
+        // contiguous storage: 1,000 values over more than the 16-bit range.
+        let samples: [Float] = (0..<1_000).map { Float($0) / 400 - 1.25 }
+        let float32 = samples[100..<900].flatMap { sample in withUnsafeBytes(of: sample.bitPattern.littleEndian) { Array($0) } }
+        let signed16 = samples[100..<900].flatMap { sample -> [UInt8] in
+            let value = Int16(max(-32_768, min(32_767, (sample * 32_768).rounded())))
+            return [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8)]
+        }
+        for (encoding, reference) in [(AudioStreamFormat.Encoding.float32, float32), (.signed16, signed16)] {
+            #expect(encoding.encode(samples[100..<900]) == reference)
+            #expect(encoding.encode(samples[100..<900].lazy.map { $0 }) == reference)
         }
     }
 

@@ -138,7 +138,7 @@ import Testing
             let (_, _, _, checks) = Self.run(seconds: 240, jitter: 10_000_000, skew: 0.000_02, seed: seed)
             let settled = checks.filter { $0.second >= 180 }.map { abs($0.error) }.sorted()
             #expect(settled.count >= 55)
-            #expect(settled[settled.count / 2] <= 8_000 && settled.last! <= 20_000, "seed \(seed): median \(settled[settled.count / 2]) ns, worst \(settled.last!) ns")
+            #expect(settled[settled.count / 2] <= 4_000 && settled.last! <= 12_000, "seed \(seed): median \(settled[settled.count / 2]) ns, worst \(settled.last!) ns")
         }
     }
 

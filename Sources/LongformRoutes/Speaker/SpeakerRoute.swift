@@ -276,8 +276,10 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
                 // Nothing queued (yet: a seek's audio comes a few milliseconds after its flush):
                 // wait, while a change can still reach the speakers in time. The renderer's
                 // look-ahead is the route's, but it comes in blocks of a second or so and can end
-                // just short of the route's limit: within 2 s of it, and all sent, the fill is done.
-                if !isFillReported && position + 2 * Int64(sampleRate) >= heard + aheadLimitFrames(feed)
+                // just short of the route's limit: within 2 s of it (half of it, for a short one),
+                // and all sent, the fill is done.
+                let limit = aheadLimitFrames(feed)
+                if !isFillReported && position + min(2 * Int64(sampleRate), limit / 2) >= heard + limit
                     && feed.isEveryConnectedSpeakerSent(upTo: position) { reportFill(aheadOf: heard) }
                 idle()
                 continue

@@ -91,7 +91,10 @@ final class ClockRequester: Sendable {
                 outstanding[sequence] = t1
                 if outstanding.count > 32, let oldest = outstanding.keys.min() { outstanding.removeValue(forKey: oldest) }
                 socket.sendDatagram(ClockExchange.encode(ClockExchange.Request(sequence: sequence, t1: t1)))
-                nextRequest = t1 + ClockExchange.requestInterval
+                // On the interval's grid (a wait rounded up to the millisecond does not slow the
+                // rate), starting afresh after a stall.
+                nextRequest += ClockExchange.requestInterval
+                if nextRequest <= t1 { nextRequest = t1 + ClockExchange.requestInterval }
             }
             // Waits for replies until the next request, but looks at the target and the stop
             // flag at least every 100 ms. Rounded up to the millisecond: rounded down, the last

@@ -172,9 +172,11 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         } else {
             if case .metadata(let title, let artist, let album) = message {
                 logger.info("speaker: now playing \(title) — \(artist) (\(album))")
-            } else if case .anchor(let anchor) = message {
-                let lead = (Double(Int64(bitPattern: anchor.networkTime &- (service.session.withLock { $0.clock.networkTime(fromLocal: HostClock.now()) } ?? 0)))) / 1e6
-                logger.debug("speaker: anchor rate \(anchor.rate) from frame \(anchor.mediaFrame) at network time \(anchor.networkTime) (\(lead) ms ahead)")
+            } else if case .anchor(let anchor) = message, logger.logLevel <= .debug {
+                // Only when logged: the lead takes the lock the output renders under.
+                let now = service.session.withLock { $0.clock.networkTime(fromLocal: HostClock.now()) }
+                let lead = now.map { "\(Double(Int64(bitPattern: anchor.networkTime &- $0)) / 1e6) ms ahead" } ?? "no clock yet"
+                logger.debug("speaker: anchor rate \(anchor.rate) from frame \(anchor.mediaFrame) at network time \(anchor.networkTime) (\(lead))")
             } else if case .flush(let requestID, let fromFrame) = message {
                 logger.debug("speaker: flush \(requestID) from frame \(fromFrame)")
             } else if case .artwork(let mimeType, let data) = message {

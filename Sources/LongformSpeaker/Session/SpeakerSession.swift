@@ -94,7 +94,8 @@ public struct SpeakerSession: Sendable {
     }
     /// The first media frame a change can still reach: for an output that takes back what it
     /// holds (renders with an `OutputPlacement`), the frame at its first changeable frame, as of
-    /// the last `changeableOutputFrame` set; otherwise the next frame it is handed.
+    /// the last `changeableOutputFrame` set (in silence before a start, the start's frame);
+    /// otherwise the next frame it is handed.
     public var firstChangeableFrame: Int64? {
         // Not the end of what the output holds: a sender skips what a playing speaker says it
         // can no longer change, and a start rendered seconds ahead before its audio came (silence

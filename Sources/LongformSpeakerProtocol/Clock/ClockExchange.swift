@@ -1,6 +1,6 @@
 /// The clock exchange's datagrams (UDP): a speaker's request and the sender's reply, NTP-style.
 public enum ClockExchange {
-    /// Between a speaker's requests (ns): fifty a second, 24 bytes each way. Under jitter each
+    /// Between a speaker's requests (ns): fifty a second, 24 bytes up and 40 back. Under jitter each
     /// leg's floor is the least of the samples kept, and five times as many samples (against ten
     /// a second) brought a speaker's error behind ±5 ms of jitter from a median of 15–40 µs to 6–9 µs.
     public static let requestInterval: UInt64 = 20_000_000
