@@ -28,6 +28,7 @@ extension AudioStreamFormat.Encoding {
         }
     }
 
+    /// `samples` as this encoding's bytes, written straight into the array's storage.
     private func encode(contiguous samples: UnsafeBufferPointer<Float>) -> [UInt8] {
         let count = samples.count * bytesPerSample
         return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
