@@ -101,16 +101,16 @@ public struct NetworkClockEstimator: Sendable {
         let fresh = samples.filter { t4 <= $0.receivedAt || t4 - $0.receivedAt <= Self.sampleLifetime }
         // A sample far slower than the best recent one is noise (a retransmitted or queued datagram;
         // the legs' floors would not use it, but it would take a place in the window).
-        if let best = fresh.map(\.roundTrip).min(), best < UInt64.max / 10, sample.roundTrip > max(best * 10, 20_000_000) {
+        let freshBest = fresh.lazy.map(\.roundTrip).min()
+        if let best = freshBest, best < UInt64.max / 10, sample.roundTrip > max(best * 10, 20_000_000) {
             return nil
         }
         samples.append(sample)
         // The stale ones go once the fresh ones are about as good (a round trip within twice the
         // stale best), or fill the window: a loaded network's first replies would otherwise move
         // a playing speaker by milliseconds.
-        let freshBest = min(fresh.map(\.roundTrip).min() ?? .max, sample.roundTrip)
-        let staleBest = samples.map(\.roundTrip).min() ?? .max
-        if fresh.count + 1 >= windowSize || (fresh.count + 1 >= Self.freshSamplesToForget && freshBest / 2 <= staleBest) {
+        let staleBest = samples.lazy.map(\.roundTrip).min() ?? .max
+        if fresh.count + 1 >= windowSize || (fresh.count + 1 >= Self.freshSamplesToForget && min(freshBest ?? .max, sample.roundTrip) / 2 <= staleBest) {
             samples = fresh + [sample]
         }
         if samples.count > windowSize { samples.removeFirst(samples.count - windowSize) }
@@ -145,9 +145,12 @@ public struct NetworkClockEstimator: Sendable {
     /// `rateError` could hide over the samples' span, with every sample brought to `now` along
     /// `skew` (the offset then moves by `skew` ns per ns).
     private static func estimate(from samples: [Sample], skew: Double, rateError: Double, at now: UInt64) -> Estimate? {
-        guard let oldest = samples.map(\.sentAt).min(), let newest = samples.map(\.sentAt).max() else { return nil }
+        guard !samples.isEmpty else { return nil }
         var upward = Int64.max, downward = Int64.max
+        var oldest = UInt64.max, newest = UInt64.min
         for sample in samples {
+            oldest = min(oldest, sample.sentAt)
+            newest = max(newest, sample.sentAt)
             // A leg measured `age` ns ago saw an offset smaller by `skew × age`: the upward leg
             // holds +offset, the downward one −offset.
             let drift = Int64((Double(Int64(bitPattern: now &- sample.sentAt)) * skew).rounded())
