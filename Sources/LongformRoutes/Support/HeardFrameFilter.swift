@@ -1,44 +1,53 @@
-/// Smooths a device's reports of which frame is heard when. PulseAudio's timing, read after each
-/// write, is off by a few hundred microseconds from one report to the next, while the device
-/// plays at a steady rate; a clock set from each report moves by that much, and a network
-/// speaker following it resamples to chase the noise (the stereo pair drifted apart by up to
-/// 0.5 ms). The filter keeps a line through the reports and corrects its phase and its rate a
-/// little at each one, a delay-locked loop as JACK and PipeWire use for their device clocks.
+/// Smooths a device's reports of which frame is heard when into a line that the route's clock reads.
 ///
-/// A report more than a millisecond off the line counts as a millisecond, and one more than 5 ms
-/// off not at all: on a loaded host (a speaker being filled at 90× real time) single reports came
-/// milliseconds late, and a line started again at one of them moved the speaker by up to 9 ms,
-/// for the 40 s the loop took to settle. The line starts again only where `confirmingReports`
-/// reports in a row more than 5 ms off agree with one another (the device did move: an
-/// underrun). (Starting it again at three agreeing reports 1.5 ms off, in a first version, moved
-/// a speaker by that much in the middle of a run: the loop follows such a shift more gently.)
+/// A report is late, never early: PulseAudio finds the frame heard in its I/O thread and stamps
+/// the time once the answer is back in its main thread, tens of microseconds later, and now and
+/// then milliseconds on a loaded host. So the truth is the reports' lower edge, not their mean.
+/// The line is a least-squares fit to the lower half of the last minute's reports, taken twice
+/// (the second time about the first fit), so that it follows the device's own rate (a null sink
+/// ran 7 ppm off the host clock) and no late report moves it. A delay-locked loop did this before:
+/// every late report moved its line, so a stereo pair on one sink wandered ±40 µs apart, and one
+/// report 0.8 ms late in the loop's quick first 20 s moved them 0.8 ms apart
+/// (docs/benchmarks.md, tenth session).
+///
+/// A report more than 5 ms off the line is left out. On a loaded host (a speaker being filled at
+/// 90× real time) single reports came that late, and a line started again at one of them moved the
+/// speaker by up to 9 ms. The line starts again only where `confirmingReports` reports in a row
+/// more than 5 ms off agree with one another (the device did move: an underrun). A smaller move is
+/// followed as the reports before it leave the window (a minute).
 struct HeardFrameFilter: Sendable {
-    /// The most a report's distance from the line counts for in the loop (ns).
-    static let largestError: Double = 1_000_000
-    /// A report further than this from the line is not fed to the loop (ns).
+    /// A report further than this from the line is left out of it (ns).
     static let outlierDistance: Double = 5_000_000
-    /// Outlying reports in a row, each within `largestError` of the first's line at the nominal
-    /// rate, that start the line again at the last of them.
+    /// The most two outlying reports in a row may disagree (ns, at the nominal rate) and still
+    /// count towards a new line.
+    static let confirmingDistance: Double = 1_000_000
+    /// Outlying reports in a row, each within `confirmingDistance` of the first's line at the
+    /// nominal rate, that start the line again at the last of them.
     static let confirmingReports = 3
-    /// The loop's bandwidth (Hz): how quickly the line follows the reports. Wide for its first
-    /// `acquisitionSeconds` (a stream's first reports are off by milliseconds, and a narrow loop
-    /// would take minutes to leave them behind), narrow after.
-    static let bandwidth = 0.01
-    static let acquisitionBandwidth = 0.1
-    static let acquisitionSeconds = 20.0
+    /// Reports older than this are forgotten (ns): long enough that its lower half spans it, short
+    /// enough to follow a device whose rate wanders with its temperature.
+    static let window: Double = 60_000_000_000
+    /// The most reports kept (the route reads one a second, more after rewinds).
+    static let maximumReports = 128
+    /// The rate is fitted only to reports spanning this much (seconds); until then it is the
+    /// previous line's, at first the nominal one.
+    static let minimumRateSpan = 2.0
     /// The most the rate may differ from the nominal one (a device clock is off by tens of ppm).
     static let maximumRateDeviation = 0.001
 
     private let nominalNanosecondsPerFrame: Double
+    private let minimumRateFrames: Int64
+    /// The reports the line is fitted to, oldest first.
+    private var reports: [(frame: Int64, time: Double)] = []
+    /// The line, through the newest report's frame.
     private var line: (frame: Int64, time: Double, nanosecondsPerFrame: Double)?
-    /// Nanoseconds of reports since the line started.
-    private var lineAge: Double = 0
-    /// The first of the outlying reports in a row, and how many there have been.
-    private var outliers: (frame: Int64, time: Double, count: Int)?
+    /// The first of the outlying reports in a row, how many there have been, and the last one's frame.
+    private var outliers: (frame: Int64, time: Double, count: Int, lastFrame: Int64)?
 
     /// A filter for a device at `sampleRate`.
     init(sampleRate: Int) {
         nominalNanosecondsPerFrame = 1e9 / Double(sampleRate)
+        minimumRateFrames = Int64(Self.minimumRateSpan * Double(sampleRate))
     }
 
     /// The line's frame heard nearest `hostTime` and the host time the line gives it, or nil
@@ -53,49 +62,69 @@ struct HeardFrameFilter: Sendable {
     /// that frame.
     mutating func add(frame: Int64, heardAt hostTime: UInt64) -> UInt64 {
         let measured = Double(hostTime)
-        // The same report again (no fresh one since): the line as it is.
-        if let current = line, frame == current.frame { return UInt64(max(0, current.time.rounded())) }
-        guard let current = line, frame > current.frame else {
-            return startLine(at: frame, heardAt: hostTime, nanosecondsPerFrame: line?.nanosecondsPerFrame ?? nominalNanosecondsPerFrame)
+        guard let current = line, let newest = reports.last, frame >= newest.frame else {
+            return startLine(at: frame, heardAt: measured)
         }
-        let frames = Double(frame - current.frame)
-        let predicted = current.time + frames * current.nanosecondsPerFrame
-        let error = measured - predicted
-        guard abs(error) <= Self.outlierDistance else {
-            // Held apart: a report that agrees with the outliers before it counts towards a new line.
-            if let first = outliers, frame > first.frame,
-               abs(measured - (first.time + Double(frame - first.frame) * nominalNanosecondsPerFrame)) <= Self.largestError {
-                outliers = (first.frame, first.time, first.count + 1)
+        let predicted = current.time + Double(frame - current.frame) * current.nanosecondsPerFrame
+        // The same report again (no fresh one since): the line as it is.
+        if frame == newest.frame { return UInt64(max(0, predicted.rounded())) }
+        guard abs(measured - predicted) <= Self.outlierDistance else {
+            // Held apart: a report that agrees with the outliers before it counts towards a new line
+            // (the same one read again does not count twice).
+            if let first = outliers, frame == first.lastFrame { return UInt64(max(0, predicted.rounded())) }
+            if let first = outliers, frame > first.lastFrame, abs(measured - (first.time + Double(frame - first.frame) * nominalNanosecondsPerFrame)) <= Self.confirmingDistance {
+                outliers = (first.frame, first.time, first.count + 1, frame)
             } else {
-                outliers = (frame, measured, 1)
+                outliers = (frame, measured, 1, frame)
             }
             if let confirmed = outliers, confirmed.count >= Self.confirmingReports {
-                return startLine(at: frame, heardAt: hostTime, nanosecondsPerFrame: nominalNanosecondsPerFrame)
+                return startLine(at: frame, heardAt: measured)
             }
             return UInt64(max(0, predicted.rounded()))
         }
         outliers = nil
-        let counted = min(max(error, -Self.largestError), Self.largestError)
-        // A second-order loop (phase and rate), critically damped, its gains for this report's interval.
-        let interval = frames * current.nanosecondsPerFrame
-        lineAge += interval
-        let bandwidth = lineAge < Self.acquisitionSeconds * 1e9 ? Self.acquisitionBandwidth : Self.bandwidth
-        // At most 0.5: reports further apart than the loop's time constant would make it ring.
-        let omega = min(2 * Double.pi * bandwidth * interval / 1e9, 0.5)
-        let phaseGain = min(2.0.squareRoot() * omega, 1), rateGain = omega * omega
-        let limit = nominalNanosecondsPerFrame * Self.maximumRateDeviation
-        let rate = min(max(current.nanosecondsPerFrame + rateGain * counted / frames, nominalNanosecondsPerFrame - limit),
-                       nominalNanosecondsPerFrame + limit)
-        let time = predicted + phaseGain * counted
-        line = (frame, time, rate)
-        return UInt64(max(0, time.rounded()))
+        reports.append((frame, measured))
+        let tooOld = reports.prefix { measured - $0.time > Self.window }.count
+        reports.removeFirst(max(tooOld, reports.count - Self.maximumReports))
+        let fitted = Self.fit(reports, nanosecondsPerFrame: current.nanosecondsPerFrame, nominal: nominalNanosecondsPerFrame, minimumRateFrames: minimumRateFrames)
+        line = fitted
+        return UInt64(max(0, fitted.time.rounded()))
     }
 
-    /// Starts the line at a report, taken as it is, and returns its time.
-    private mutating func startLine(at frame: Int64, heardAt hostTime: UInt64, nanosecondsPerFrame: Double) -> UInt64 {
-        line = (frame, Double(hostTime), nanosecondsPerFrame)
-        lineAge = 0
+    /// The line through the lower half of `reports` (fitted twice, each time to the lower half
+    /// about the line before), through the newest report's frame; its rate starts from
+    /// `nanosecondsPerFrame` and is kept there while the lower half spans too few frames.
+    private static func fit(_ reports: [(frame: Int64, time: Double)], nanosecondsPerFrame: Double, nominal: Double,
+                            minimumRateFrames: Int64) -> (frame: Int64, time: Double, nanosecondsPerFrame: Double) {
+        let newest = reports[reports.count - 1]
+        // Relative to the newest report, so that the sums keep their precision.
+        let points = reports.map { (x: Double($0.frame - newest.frame), y: $0.time - newest.time) }
+        var slope = nanosecondsPerFrame, intercept = 0.0
+        for _ in 0..<2 {
+            // Which half lies lowest depends on the slope only, not on the intercept.
+            let lower = points.sorted { $0.y - slope * $0.x < $1.y - slope * $1.x }.prefix((points.count + 1) / 2)
+            let count = Double(lower.count)
+            let meanX = lower.reduce(0) { $0 + $1.x } / count, meanY = lower.reduce(0) { $0 + $1.y } / count
+            if let first = lower.map(\.x).min(), let last = lower.map(\.x).max(), last - first >= Double(minimumRateFrames) {
+                var covariance = 0.0, variance = 0.0
+                for point in lower {
+                    covariance += (point.x - meanX) * (point.y - meanY)
+                    variance += (point.x - meanX) * (point.x - meanX)
+                }
+                let limit = nominal * maximumRateDeviation
+                slope = min(max(covariance / variance, nominal - limit), nominal + limit)
+            }
+            intercept = meanY - slope * meanX
+        }
+        return (newest.frame, newest.time + intercept, slope)
+    }
+
+    /// Starts the line again at a report, taken as it is (at the rate of the line before, or the
+    /// nominal one), and returns its time.
+    private mutating func startLine(at frame: Int64, heardAt time: Double) -> UInt64 {
+        line = (frame, time, line?.nanosecondsPerFrame ?? nominalNanosecondsPerFrame)
+        reports = [(frame, time)]
         outliers = nil
-        return hostTime
+        return UInt64(max(0, time.rounded()))
     }
 }

@@ -440,9 +440,11 @@ public struct SpeakerSession: Sendable {
         return (samples, playedCount > 0 ? (from, silentFrames, step) : nil)
     }
 
-    /// Frames within half a frame of the anchor's timeline are in step: no correction is started
-    /// for them (a correction resamples), but one under way keeps its integral part.
-    static let driftDeadband = 0.5
+    /// Frames within a twentieth of a frame (1 µs) of the anchor's timeline are in step: no
+    /// correction is started for them (a correction resamples), but one under way keeps its
+    /// integral part. Not half a frame: each speaker of a pair then sat anywhere within ±11 µs of
+    /// the timeline, and the pair wandered up to 25 µs apart (docs/benchmarks.md, tenth session).
+    static let driftDeadband = 0.05
     /// The largest correction: 1,000 ppm, far beyond any crystal's drift, and inaudible.
     static let maximumRateCorrection = 0.001
 
