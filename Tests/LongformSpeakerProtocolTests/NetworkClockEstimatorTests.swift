@@ -142,6 +142,22 @@ import Testing
         }
     }
 
+    @Test func theRateIsKnownFromTheLegsLowerEdgesWithinHalfAMinute() throws {
+        // 10 ms of jitter on each leg and a sender's clock 20 ppm fast: the legs' floors of single
+        // seconds give the rate after 30 s, and from then on a minute's floors are brought to now
+        // along it. (Found from the offset's own history, the rate took two minutes, and until
+        // then the floors of 10 s moved by up to 200 µs.)
+        for seed: UInt64 in 21...22 {
+            let (estimator, _, _, checks) = Self.run(seconds: 90, jitter: 10_000_000, skew: 0.000_02, seed: seed)
+            #expect(estimator.isRateKnown)
+            let estimate = try #require(estimator.estimate)
+            #expect(abs(estimate.skew - 0.000_02) < 0.000_000_5, "seed \(seed): rate \(estimate.skew)")
+            let settled = checks.filter { $0.second >= 45 }
+            #expect(settled.count >= 44 && settled.allSatisfy { abs($0.error) <= 30_000 }, "seed \(seed): \(settled.filter { abs($0.error) > 30_000 })")
+            #expect(checks.allSatisfy { abs($0.error) <= Int64($0.uncertainty) }, "seed \(seed): a bound that did not hold: \(checks.filter { abs($0.error) > Int64($0.uncertainty) })")
+        }
+    }
+
     @Test func aSenderClockThatRunsFastIsFollowedAtItsRateThroughAnOutage() throws {
         // 50 ppm: the offset moves by 3 ms a minute, more than a minute's floors would hide.
         // Half a minute without replies at 300 s: the rate carries the estimate across it.

@@ -217,8 +217,8 @@ import Testing
         // A 200 Hz sine at 0.5 bends by at most 0.5 × (2π·200/44100)² ≈ 0.0004 per sample; a
         // skipped or doubled sample bends it by about 0.014.
         #expect(largestBend < 0.001, "largest second difference: \(largestBend)")
-        // Within a fifth of a frame (4.5 µs at 44.1 kHz): each speaker of a pair stays that close to the
-        // timeline (with a deadband of half a frame they sat anywhere within ±0.5).
+        // Within a fifth of a frame (4.5 µs at 44.1 kHz), on this simulation's exact clocks (with a
+        // deadband of half a frame the output sat anywhere within ±0.5).
         #expect((errors.max() ?? .infinity) < 0.2, "after 15 s, within a fifth of a frame of the timeline: worst \(errors.max() ?? .infinity)")
         // A fast output reads the stream slower: the correction is the drift's opposite.
         #expect(abs(session.rateCorrection * 1e6 + ppm) < 30, "correction \(session.rateCorrection * 1e6) ppm for \(ppm) ppm of drift")

@@ -155,13 +155,19 @@ final class PulseStream: @unchecked Sendable {
               timing.pointee.read_index_corrupt == 0 else { return nil }
         let report = timing.pointee
         // The report's time is on the realtime clock; the route's clocks are on the monotonic one.
+        // Realtime read first: a thread preempted between the two reads makes the report late,
+        // never early (the route's filter follows the reports' lower edge).
         var realtime = timespec()
         clock_gettime(CLOCK_REALTIME, &realtime)
         let monotonicNow = Int64(HostClock.now())
         let realtimeNow = Int64(realtime.tv_sec) * 1_000_000_000 + Int64(realtime.tv_nsec)
         let taken = Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1_000
-        let frame = report.read_index / Int64(frameBytes) - Int64(report.sink_usec) * Int64(sampleRate) / 1_000_000
-        return (frame, UInt64(max(0, monotonicNow - (realtimeNow - taken))))
+        // The frame heard then, to a fraction: the next whole frame is heard that much later.
+        // (Rounded down, every report was early by up to a frame.)
+        let heard = Double(report.read_index / Int64(frameBytes)) - Double(report.sink_usec) * Double(sampleRate) / 1e6
+        let frame = Int64(heard.rounded(.up))
+        let fraction = Int64(((Double(frame) - heard) * 1e9 / Double(sampleRate)).rounded())
+        return (frame, UInt64(max(0, monotonicNow - (realtimeNow - taken) + fraction)))
     }
 
     /// The frame heard now (from the server's interpolated timing), or nil while the stream is not

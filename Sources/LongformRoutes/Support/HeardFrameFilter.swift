@@ -5,7 +5,8 @@
 /// then milliseconds on a loaded host. So the truth is the reports' lower edge, not their mean.
 /// The line is a least-squares fit to the lower half of the last minute's reports, taken twice
 /// (the second time about the first fit), so that it follows the device's own rate (a null sink
-/// ran 7 ppm off the host clock) and no late report moves it. A delay-locked loop did this before:
+/// ran 7 ppm off the host clock) and no late report moves it. It lies a few microseconds above
+/// the edge itself (at about the lateness's lower quartile), the same for every stream. A delay-locked loop did this before:
 /// every late report moved its line, so a stereo pair on one sink wandered ±40 µs apart, and one
 /// report 0.8 ms late in the loop's quick first 20 s moved them 0.8 ms apart
 /// (docs/benchmarks.md, tenth session).
@@ -14,7 +15,8 @@
 /// 90× real time) single reports came that late, and a line started again at one of them moved the
 /// speaker by up to 9 ms. The line starts again only where `confirmingReports` reports in a row
 /// more than 5 ms off agree with one another (the device did move: an underrun). A smaller move is
-/// followed as the reports before it leave the window (a minute).
+/// followed as the reports before it leave the window: within a minute when the device is heard
+/// later (the line tilts meanwhile), at once when earlier.
 struct HeardFrameFilter: Sendable {
     /// A report further than this from the line is left out of it (ns).
     static let outlierDistance: Double = 5_000_000
@@ -27,16 +29,20 @@ struct HeardFrameFilter: Sendable {
     /// Reports older than this are forgotten (ns): long enough that its lower half spans it, short
     /// enough to follow a device whose rate wanders with its temperature.
     static let window: Double = 60_000_000_000
-    /// The most reports kept (the route reads one a second, more after rewinds).
+    /// The most reports kept: one a second, as the route reads them, for twice the window.
     static let maximumReports = 128
-    /// The rate is fitted only to reports spanning this much (seconds); until then it is the
-    /// previous line's, at first the nominal one.
+    /// Of two reports closer than this (seconds), the lower is kept: a route writing in short
+    /// pieces reads one after each, and would fill the reports with a few seconds' worth.
+    static let minimumReportSpacing = 0.5
+    /// The rate is fitted only when the lower half of the reports spans this much (seconds);
+    /// until then it is the previous line's, at first the nominal one.
     static let minimumRateSpan = 2.0
     /// The most the rate may differ from the nominal one (a device clock is off by tens of ppm).
     static let maximumRateDeviation = 0.001
 
     private let nominalNanosecondsPerFrame: Double
     private let minimumRateFrames: Int64
+    private let minimumSpacingFrames: Int64
     /// The reports the line is fitted to, oldest first.
     private var reports: [(frame: Int64, time: Double)] = []
     /// The line, through the newest report's frame.
@@ -48,6 +54,7 @@ struct HeardFrameFilter: Sendable {
     init(sampleRate: Int) {
         nominalNanosecondsPerFrame = 1e9 / Double(sampleRate)
         minimumRateFrames = Int64(Self.minimumRateSpan * Double(sampleRate))
+        minimumSpacingFrames = Int64(Self.minimumReportSpacing * Double(sampleRate))
     }
 
     /// The line's frame heard nearest `hostTime` and the host time the line gives it, or nil
@@ -83,6 +90,11 @@ struct HeardFrameFilter: Sendable {
             return UInt64(max(0, predicted.rounded()))
         }
         outliers = nil
+        if reports.count >= 2, frame - newest.frame < minimumSpacingFrames {
+            // The newest report lies on the line's frame: its distance above the line is its time less the line's.
+            guard measured - predicted < newest.time - current.time else { return UInt64(max(0, predicted.rounded())) }
+            reports.removeLast()
+        }
         reports.append((frame, measured))
         let tooOld = reports.prefix { measured - $0.time > Self.window }.count
         reports.removeFirst(max(tooOld, reports.count - Self.maximumReports))

@@ -7,9 +7,10 @@
 /// two legs' floors over 600 samples by tens of µs). The offset is half the difference of the two
 /// legs' floors, and the uncertainty half their sum (a bound, since neither leg can have taken
 /// less than no time) plus what an error in the rate could hide. The clocks' rates differ too
-/// (crystals are tens of ppm apart): the rate is the slope of the offset over the last minutes
-/// (once they span two), and the samples of the last minute are brought to now along it before
-/// their floors are taken; until then the floors are those of the last 10 s.
+/// (crystals are tens of ppm apart): each leg's floor moves along the rate, so the rate is the
+/// slope of the legs' lower edges (each second's least sample of each leg, over up to ten minutes,
+/// once they span half a minute), and the samples of the last minute are brought to now along it
+/// before their floors are taken; until then the floors are those of the last 10 s.
 /// A value type fed with timestamps: tested with made-up networks, no sockets.
 public struct NetworkClockEstimator: Sendable {
     /// One exchange's four timestamps, reduced.
@@ -49,31 +50,36 @@ public struct NetworkClockEstimator: Sendable {
     public static let sampleLifetime: UInt64 = 60_000_000_000
     /// Expired samples are forgotten once this many fresh ones are kept, about as good as they were.
     public static let freshSamplesToForget = 8
-    /// The rate is measured over this much of the offset's history, once it spans `skewMinimumSpan` (ns).
+    /// The rate is measured over this much of the legs' floors, once they span `skewMinimumSpan` (ns).
     public static let skewHistorySpan: UInt64 = 600_000_000_000
-    public static let skewMinimumSpan: UInt64 = 120_000_000_000
+    public static let skewMinimumSpan: UInt64 = 30_000_000_000
     /// The most the clocks' rates are taken to differ: far beyond a crystal's error.
     public static let maximumSkew = 0.000_5
     /// While the rate is unknown the floors are taken over the samples of this span only (ns):
     /// clocks 50 ppm apart move by 0.5 ms in it, rather than 3 ms in a minute.
     public static let unknownRateSpan: UInt64 = 10_000_000_000
     /// How far the rate may be off, in the uncertainty (over the span of the samples the floors
-    /// come from): a poor crystal's error before the rate is measured, little after.
+    /// come from): a poor crystal's error before the rate is measured; after, 300 µs over the span
+    /// it was measured over (behind 10 ms of jitter a second's least sample of a leg is about
+    /// 200 µs above the floor), and never less than 2 ppm.
     static let unknownRateError = 0.000_1
     static let knownRateError = 0.000_002
+    static let rateMeasurementError: Double = 300_000
 
     /// How many recent samples are kept.
     public let windowSize: Int
     /// An estimate no better than this is "poor": no new anchor is started on it.
     public let goodUncertainty: UInt64
     private var samples: [Sample] = []
-    /// The offset found (without the rate) at a sample a second, for the rate.
-    private var history: [(time: UInt64, offset: Int64)] = []
+    /// Each leg's least sample of each second (by arrival), for the rate.
+    private var secondFloors: [SecondFloors] = []
+    /// The rate and how far it may be off, found again as each second ends.
+    private var rate: (skew: Double, error: Double)?
     /// The estimate, found again at each sample.
     public private(set) var estimate: Estimate?
-    /// Whether the clocks' rate is measured yet (about two minutes after the first sample): until
+    /// Whether the clocks' rate is measured yet (half a minute after the first sample): until
     /// then the floors come from the last 10 s.
-    public private(set) var isRateKnown = false
+    public var isRateKnown: Bool { rate != nil }
 
     /// An estimator over at most `windowSize` samples (a minute's at fifty a second); good
     /// when the uncertainty is at most `goodUncertainty` ns.
@@ -114,20 +120,11 @@ public struct NetworkClockEstimator: Sendable {
             samples = fresh + [sample]
         }
         if samples.count > windowSize { samples.removeFirst(samples.count - windowSize) }
-        // The history is of offsets found without the rate over the last 10 s (biased by at most
-        // the rate over 5 s, a bias that does not change its slope), so that the rate does not
-        // feed on itself. A gap in it (an outage) does not bias the slope either.
-        let recent = Self.recent(samples, at: t4)
-        if history.last.map({ t4 >= $0.time + 1_000_000_000 }) ?? true, let recent, let plain = Self.estimate(from: recent, skew: 0, rateError: 0, at: t4) {
-            history.append((t4, plain.offset))
-            if let first = history.first, t4 - first.time > Self.skewHistorySpan { history.removeFirst() }
-        }
-        let rate = skew()
-        isRateKnown = rate != nil
+        addToSecondFloors(sample)
         if let rate {
-            estimate = Self.estimate(from: samples, skew: rate, rateError: Self.knownRateError, at: t4)
+            estimate = Self.estimate(from: samples, skew: rate.skew, rateError: rate.error, at: t4)
         } else {
-            estimate = Self.estimate(from: recent ?? samples, skew: 0, rateError: Self.unknownRateError, at: t4)
+            estimate = Self.estimate(from: Self.recent(samples, at: t4) ?? samples, skew: 0, rateError: Self.unknownRateError, at: t4)
         }
         return sample
     }
@@ -163,20 +160,66 @@ public struct NetworkClockEstimator: Sendable {
                         skew: skew, referenceTime: now)
     }
 
-    /// The offset's slope over its history (least squares), once that spans `skewMinimumSpan`; else nil.
-    private func skew() -> Double? {
-        guard let first = history.first, let last = history.last, last.time - first.time >= Self.skewMinimumSpan else { return nil }
-        let count = Double(history.count)
-        let meanTime = history.reduce(0.0) { $0 + Double($1.time - first.time) } / count
-        let meanOffset = history.reduce(0.0) { $0 + Double($1.offset &- first.offset) } / count
-        var covariance = 0.0, variance = 0.0
-        for point in history {
-            let time = Double(point.time - first.time) - meanTime
-            covariance += time * (Double(point.offset &- first.offset) - meanOffset)
-            variance += time * time
+    /// Each leg's least sample in one second.
+    private struct SecondFloors {
+        var second: UInt64
+        var upward: (sentAt: UInt64, value: Int64)
+        var downward: (sentAt: UInt64, value: Int64)
+    }
+
+    /// Keeps `sample` if it is its second's least of a leg; as a second ends, finds the rate again
+    /// from the seconds before. A gap (an outage) does not bias the slope.
+    private mutating func addToSecondFloors(_ sample: Sample) {
+        let second = sample.receivedAt / 1_000_000_000
+        if var last = secondFloors.last, last.second == second {
+            if sample.upward < last.upward.value { last.upward = (sample.sentAt, sample.upward) }
+            if sample.downward < last.downward.value { last.downward = (sample.sentAt, sample.downward) }
+            secondFloors[secondFloors.count - 1] = last
+            return
         }
-        guard variance > 0 else { return nil }
-        return min(max(covariance / variance, -Self.maximumSkew), Self.maximumSkew)
+        rate = Self.rate(from: secondFloors, near: rate?.skew ?? 0)
+        secondFloors.append(SecondFloors(second: second, upward: (sample.sentAt, sample.upward), downward: (sample.sentAt, sample.downward)))
+        let tooOld = secondFloors.prefix { second - $0.second > Self.skewHistorySpan / 1_000_000_000 }.count
+        secondFloors.removeFirst(tooOld)
+    }
+
+    /// The rate from the legs' floors of single seconds, once they span `skewMinimumSpan`: the
+    /// upward leg's lower edge rises along the offset, the downward one's falls, so the rate is
+    /// half the difference of their slopes. With how far it may be off. `guess`: the rate found
+    /// before, where the search for the lower edges starts.
+    private static func rate(from seconds: [SecondFloors], near guess: Double) -> (skew: Double, error: Double)? {
+        guard let first = seconds.first, let last = seconds.last, seconds.count >= 8,
+              (last.second - first.second) * 1_000_000_000 >= skewMinimumSpan else { return nil }
+        // Relative to the last second, so that the sums keep their precision whatever the clocks read.
+        let upward = lowerEdgeSlope(seconds.map { (Double(Int64(bitPattern: $0.upward.sentAt &- last.upward.sentAt)), Double($0.upward.value &- last.upward.value)) }, near: guess)
+        let downward = lowerEdgeSlope(seconds.map { (Double(Int64(bitPattern: $0.downward.sentAt &- last.downward.sentAt)), Double($0.downward.value &- last.downward.value)) }, near: -guess)
+        guard let upward, let downward else { return nil }
+        let span = Double((last.second - first.second) * 1_000_000_000)
+        return (min(max((upward - downward) / 2, -maximumSkew), maximumSkew), max(knownRateError, rateMeasurementError / span))
+    }
+
+    /// The slope of the lower edge of `points` (x, y): least squares through their lowest quarter
+    /// (at least four) about a slope, starting from `guess`, found again about the slope found
+    /// until it settles (which points lie lowest depends on the slope: a guess 20 ppm off over
+    /// four minutes chose points at one end, and the slope came out 1 ppm off after two rounds).
+    /// Nil when those points share one x.
+    static func lowerEdgeSlope(_ points: [(x: Double, y: Double)], near guess: Double) -> Double? {
+        var slope = guess
+        for _ in 0..<8 {
+            let lowest = points.sorted { $0.y - slope * $0.x < $1.y - slope * $1.x }.prefix(max(4, points.count / 4))
+            let count = Double(lowest.count)
+            let meanX = lowest.reduce(0) { $0 + $1.x } / count, meanY = lowest.reduce(0) { $0 + $1.y } / count
+            var covariance = 0.0, variance = 0.0
+            for point in lowest {
+                covariance += (point.x - meanX) * (point.y - meanY)
+                variance += (point.x - meanX) * (point.x - meanX)
+            }
+            guard variance > 0 else { return nil }
+            let previous = slope
+            slope = covariance / variance
+            if abs(slope - previous) < 1e-9 { break }
+        }
+        return slope
     }
 
     /// Whether the estimate is good enough to start playing in step.
