@@ -5,10 +5,11 @@ import LongformRoutes
 import LongformSpeakerProtocol
 import Synchronization
 
-/// Asks the sender's timing port for its clock fifty times a second (`ClockExchange.requestInterval`):
-/// the estimate takes each leg's floor over the samples of the last 10 s until it knows the
-/// clocks' rate, of the last minute after, and the more samples, the closer to the floor under
-/// jitter. Takes only replies that match a request it sent.
+/// Asks the sender's timing port for its clock two hundred times a second for the first minute
+/// with a sender, then fifty (`ClockExchange.startupRequestInterval`, `requestInterval`): the
+/// estimate takes each leg's floor over the samples of the last 10 s until it knows the clocks'
+/// rate (half a minute), of the last minute after, and the more samples, the closer to the floor
+/// under jitter. Takes only replies that match a request it sent.
 ///
 /// On its own thread with a plain UDP socket, not on the event loop that reads the audio: a reply
 /// must not wait behind minutes of audio arriving. The system stamps each reply's arrival, so a
@@ -62,12 +63,14 @@ final class ClockRequester: Sendable {
         var outstanding: [UInt32: UInt64] = [:]
         var sequence: UInt32 = 0
         var nextRequest = HostClock.now()
+        var targetSince = nextRequest
         while !thread.shouldStop {
             let (wanted, wantedGeneration) = target.withLock { $0 }
             if wantedGeneration != generation {
                 generation = wantedGeneration
                 outstanding.removeAll()
                 nextRequest = HostClock.now()
+                targetSince = nextRequest
                 socket = nil
                 if let wanted {
                     do {
@@ -89,12 +92,13 @@ final class ClockRequester: Sendable {
             if t1 >= nextRequest {
                 sequence &+= 1
                 outstanding[sequence] = t1
-                if outstanding.count > 32, let oldest = outstanding.keys.min() { outstanding.removeValue(forKey: oldest) }
+                if outstanding.count > 64, let oldest = outstanding.keys.min() { outstanding.removeValue(forKey: oldest) }
                 socket.sendDatagram(ClockExchange.encode(ClockExchange.Request(sequence: sequence, t1: t1)))
                 // On the interval's grid (a wait rounded up to the millisecond does not slow the
                 // rate), starting afresh after a stall.
-                nextRequest += ClockExchange.requestInterval
-                if nextRequest <= t1 { nextRequest = t1 + ClockExchange.requestInterval }
+                let interval = t1 - targetSince < ClockExchange.startupSpan ? ClockExchange.startupRequestInterval : ClockExchange.requestInterval
+                nextRequest += interval
+                if nextRequest <= t1 { nextRequest = t1 + interval }
             }
             // Waits for replies until the next request, but looks at the target and the stop
             // flag at least every 100 ms. Rounded up to the millisecond: rounded down, the last

@@ -4,6 +4,11 @@ public enum ClockExchange {
     /// leg's floor is the least of the samples kept, and five times as many samples (against ten
     /// a second) brought a speaker's error behind ±5 ms of jitter from a median of 15–40 µs to 6–9 µs.
     public static let requestInterval: UInt64 = 20_000_000
+    /// Between a speaker's requests for its first `startupSpan` with a sender (ns): two hundred a
+    /// second. Until the rate is known the floors are those of the last 10 s, and behind jitter
+    /// four times the samples bring them closer.
+    public static let startupRequestInterval: UInt64 = 5_000_000
+    public static let startupSpan: UInt64 = 60_000_000_000
 
     /// A speaker's request: its sequence number and its clock when it was sent.
     public struct Request: Sendable, Equatable {
