@@ -163,7 +163,8 @@ final class PulseStream: @unchecked Sendable {
         let realtimeNow = Int64(realtime.tv_sec) * 1_000_000_000 + Int64(realtime.tv_nsec)
         let taken = Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1_000
         // The frame heard then, to a fraction: the next whole frame is heard that much later.
-        // (Rounded down, every report was early by up to a frame.)
+        // (The sink's latency in whole frames, rounded down, gave that next frame the time of the
+        // exact position: every report early by up to a frame.)
         let heard = Double(report.read_index / Int64(frameBytes)) - Double(report.sink_usec) * Double(sampleRate) / 1e6
         let frame = Int64(heard.rounded(.up))
         let fraction = Int64(((Double(frame) - heard) * 1e9 / Double(sampleRate)).rounded())

@@ -3,10 +3,11 @@
 /// A report is late, never early: PulseAudio finds the frame heard in its I/O thread and stamps
 /// the time once the answer is back in its main thread, tens of microseconds later, and now and
 /// then milliseconds on a loaded host. So the truth is the reports' lower edge, not their mean.
-/// The line is a least-squares fit to the lower half of the last minute's reports, taken twice
-/// (the second time about the first fit), so that it follows the device's own rate (a null sink
+/// The line is a least-squares fit to the lower half of the last minute's reports (the half
+/// chosen about the fit before, until it settles), so that it follows the device's own rate (a null sink
 /// ran 7 ppm off the host clock) and no late report moves it. It lies a few microseconds above
-/// the edge itself (at about the lateness's lower quartile), the same for every stream. A delay-locked loop did this before:
+/// the edge itself (at about the lateness's lower quartile), alike for streams that read their
+/// reports as often. A delay-locked loop did this before:
 /// every late report moved its line, so a stereo pair on one sink wandered ±40 µs apart, and one
 /// report 0.8 ms late in the loop's quick first 20 s moved them 0.8 ms apart
 /// (docs/benchmarks.md, tenth session).
@@ -14,12 +15,15 @@
 /// A report more than 5 ms off the line is left out. On a loaded host (a speaker being filled at
 /// 90× real time) single reports came that late, and a line started again at one of them moved the
 /// speaker by up to 9 ms. The line starts again only where `confirmingReports` reports in a row
-/// more than 5 ms off agree with one another (the device did move: an underrun). A smaller move is
-/// followed as the reports before it leave the window: within a minute when the device is heard
-/// later (the line tilts meanwhile), at once when earlier.
+/// more than 5 ms late agree with one another (the device did move: an underrun). A report more
+/// than 0.3 ms early starts it again at once, since no report is early. A smaller move later is
+/// followed as the reports before it leave the window, within a minute, the line tilting by up to
+/// the move meanwhile (a run of late reports on a loaded host must not move it).
 struct HeardFrameFilter: Sendable {
     /// A report further than this from the line is left out of it (ns).
     static let outlierDistance: Double = 5_000_000
+    /// A report this far before the line starts it again there (ns): far beyond the line's error.
+    static let earlierMoveDistance: Double = 300_000
     /// The most two outlying reports in a row may disagree (ns, at the nominal rate) and still
     /// count towards a new line.
     static let confirmingDistance: Double = 1_000_000
@@ -29,7 +33,7 @@ struct HeardFrameFilter: Sendable {
     /// Reports older than this are forgotten (ns): long enough that its lower half spans it, short
     /// enough to follow a device whose rate wanders with its temperature.
     static let window: Double = 60_000_000_000
-    /// The most reports kept: one a second, as the route reads them, for twice the window.
+    /// The most reports kept: at least half a second apart, the window holds at most 120.
     static let maximumReports = 128
     /// Of two reports closer than this (seconds), the lower is kept: a route writing in short
     /// pieces reads one after each, and would fill the reports with a few seconds' worth.
@@ -75,7 +79,11 @@ struct HeardFrameFilter: Sendable {
         let predicted = current.time + Double(frame - current.frame) * current.nanosecondsPerFrame
         // The same report again (no fresh one since): the line as it is.
         if frame == newest.frame { return UInt64(max(0, predicted.rounded())) }
-        guard abs(measured - predicted) <= Self.outlierDistance else {
+        // Reports are never early: one this far before the line is the device heard earlier now
+        // (fitted on, the lower half would mix the reports before and after and tilt the line by
+        // as much as the move for half a minute).
+        if measured - predicted < -Self.earlierMoveDistance { return startLine(at: frame, heardAt: measured) }
+        guard measured - predicted <= Self.outlierDistance else {
             // Held apart: a report that agrees with the outliers before it counts towards a new line
             // (the same one read again does not count twice).
             if let first = outliers, frame == first.lastFrame { return UInt64(max(0, predicted.rounded())) }
@@ -103,16 +111,18 @@ struct HeardFrameFilter: Sendable {
         return UInt64(max(0, fitted.time.rounded()))
     }
 
-    /// The line through the lower half of `reports` (fitted twice, each time to the lower half
-    /// about the line before), through the newest report's frame; its rate starts from
-    /// `nanosecondsPerFrame` and is kept there while the lower half spans too few frames.
+    /// The line through the lower half of `reports`, through the newest report's frame: fitted to
+    /// the lower half about a rate, starting from `nanosecondsPerFrame`, then again about the rate
+    /// found until it settles (which half lies lowest depends on the rate: after the device moved,
+    /// a line tilted by the move chose a mix of old and new reports again and again). The rate is
+    /// kept while the lower half spans too few frames.
     private static func fit(_ reports: [(frame: Int64, time: Double)], nanosecondsPerFrame: Double, nominal: Double,
                             minimumRateFrames: Int64) -> (frame: Int64, time: Double, nanosecondsPerFrame: Double) {
         let newest = reports[reports.count - 1]
         // Relative to the newest report, so that the sums keep their precision.
         let points = reports.map { (x: Double($0.frame - newest.frame), y: $0.time - newest.time) }
         var slope = nanosecondsPerFrame, intercept = 0.0
-        for _ in 0..<2 {
+        for _ in 0..<8 {
             // Which half lies lowest depends on the slope only, not on the intercept.
             let lower = points.sorted { $0.y - slope * $0.x < $1.y - slope * $1.x }.prefix((points.count + 1) / 2)
             let count = Double(lower.count)
@@ -124,9 +134,14 @@ struct HeardFrameFilter: Sendable {
                     variance += (point.x - meanX) * (point.x - meanX)
                 }
                 let limit = nominal * maximumRateDeviation
+                let previous = slope
                 slope = min(max(covariance / variance, nominal - limit), nominal + limit)
+                intercept = meanY - slope * meanX
+                if abs(slope - previous) < nominal * 1e-9 { break }
+            } else {
+                intercept = meanY - slope * meanX
+                break
             }
-            intercept = meanY - slope * meanX
         }
         return (newest.frame, newest.time + intercept, slope)
     }

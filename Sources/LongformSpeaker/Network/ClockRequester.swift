@@ -8,8 +8,8 @@ import Synchronization
 /// Asks the sender's timing port for its clock two hundred times a second for the first minute
 /// with a sender, then fifty (`ClockExchange.startupRequestInterval`, `requestInterval`): the
 /// estimate takes each leg's floor over the samples of the last 10 s until it knows the clocks'
-/// rate (half a minute), of the last minute after, and the more samples, the closer to the floor
-/// under jitter. Takes only replies that match a request it sent.
+/// rate (half a minute), of the samples kept after (a minute's, at most 3,072), and the more
+/// samples, the closer to the floor under jitter. Takes only replies that match a request it sent.
 ///
 /// On its own thread with a plain UDP socket, not on the event loop that reads the audio: a reply
 /// must not wait behind minutes of audio arriving. The system stamps each reply's arrival, so a

@@ -9,8 +9,9 @@
 /// less than no time) plus what an error in the rate could hide. The clocks' rates differ too
 /// (crystals are tens of ppm apart): each leg's floor moves along the rate, so the rate is the
 /// slope of the legs' lower edges (each second's least sample of each leg, over up to ten minutes,
-/// once they span half a minute), and the samples of the last minute are brought to now along it
-/// before their floors are taken; until then the floors are those of the last 10 s.
+/// once they span half a minute), and the samples kept (the last minute, at most 3,072: 15 s at
+/// the first minute's two hundred a second) are brought to now along it before their floors are
+/// taken; until then the floors are those of the last 10 s.
 /// A value type fed with timestamps: tested with made-up networks, no sockets.
 public struct NetworkClockEstimator: Sendable {
     /// One exchange's four timestamps, reduced.
@@ -61,7 +62,7 @@ public struct NetworkClockEstimator: Sendable {
     /// How far the rate may be off, in the uncertainty (over the span of the samples the floors
     /// come from): a poor crystal's error before the rate is measured; after, 300 µs over the span
     /// it was measured over (behind 10 ms of jitter a second's least sample of a leg is about
-    /// 200 µs above the floor), and never less than 2 ppm.
+    /// 200 µs above the floor), or the two legs' disagreement if larger, and never less than 2 ppm.
     static let unknownRateError = 0.000_1
     static let knownRateError = 0.000_002
     static let rateMeasurementError: Double = 300_000
@@ -81,7 +82,7 @@ public struct NetworkClockEstimator: Sendable {
     /// then the floors come from the last 10 s.
     public var isRateKnown: Bool { rate != nil }
 
-    /// An estimator over at most `windowSize` samples (a minute's at fifty a second); good
+    /// An estimator over at most `windowSize` samples (a minute's at fifty a second, 15 s at two hundred); good
     /// when the uncertainty is at most `goodUncertainty` ns.
     public init(windowSize: Int = 3_072, goodUncertainty: UInt64 = 2_000_000) {
         self.windowSize = max(windowSize, 1)
@@ -139,7 +140,8 @@ public struct NetworkClockEstimator: Sendable {
     }
 
     /// Half the difference of the legs' floors, and half their sum plus what a rate off by
-    /// `rateError` could hide over the samples' span, with every sample brought to `now` along
+    /// `rateError` could hide over the samples' span (a floor may come from the oldest sample of
+    /// each leg: all of the span), with every sample brought to `now` along
     /// `skew` (the offset then moves by `skew` ns per ns).
     private static func estimate(from samples: [Sample], skew: Double, rateError: Double, at now: UInt64) -> Estimate? {
         guard !samples.isEmpty else { return nil }
@@ -156,7 +158,7 @@ public struct NetworkClockEstimator: Sendable {
         }
         let sum = upward &+ downward
         let span = Double(newest - oldest)
-        return Estimate(offset: (upward &- downward) / 2, uncertainty: UInt64(max(sum, 0) / 2) + UInt64(rateError * span / 2),
+        return Estimate(offset: (upward &- downward) / 2, uncertainty: UInt64(max(sum, 0) / 2) + UInt64(rateError * span),
                         skew: skew, referenceTime: now)
     }
 
@@ -170,7 +172,8 @@ public struct NetworkClockEstimator: Sendable {
     /// Keeps `sample` if it is its second's least of a leg; as a second ends, finds the rate again
     /// from the seconds before. A gap (an outage) does not bias the slope.
     private mutating func addToSecondFloors(_ sample: Sample) {
-        let second = sample.receivedAt / 1_000_000_000
+        // Never before the last second: a reply stamped a little early (the wall clock stepped) joins it.
+        let second = max(sample.receivedAt / 1_000_000_000, secondFloors.last?.second ?? 0)
         if var last = secondFloors.last, last.second == second {
             if sample.upward < last.upward.value { last.upward = (sample.sentAt, sample.upward) }
             if sample.downward < last.downward.value { last.downward = (sample.sentAt, sample.downward) }
@@ -195,7 +198,8 @@ public struct NetworkClockEstimator: Sendable {
         let downward = lowerEdgeSlope(seconds.map { (Double(Int64(bitPattern: $0.downward.sentAt &- last.downward.sentAt)), Double($0.downward.value &- last.downward.value)) }, near: -guess)
         guard let upward, let downward else { return nil }
         let span = Double((last.second - first.second) * 1_000_000_000)
-        return (min(max((upward - downward) / 2, -maximumSkew), maximumSkew), max(knownRateError, rateMeasurementError / span))
+        // The legs' slopes are +rate and −rate: what their sum is off zero is an error of the fit.
+        return (min(max((upward - downward) / 2, -maximumSkew), maximumSkew), max(knownRateError, rateMeasurementError / span, abs(upward + downward)))
     }
 
     /// The slope of the lower edge of `points` (x, y): least squares through their lowest quarter
