@@ -1,28 +1,30 @@
-/// Smooths a device's reports of which frame is heard when into a line that the route's clock reads.
+/// Smooths a device's reports of which frame is heard when into a line that the route's clock
+/// reads.
 ///
-/// A report is late, never early: PulseAudio finds the frame heard in its I/O thread and stamps
-/// the time once the answer is back in its main thread, tens of microseconds later, and now and
-/// then milliseconds on a loaded host. So the truth is the reports' lower edge, not their mean.
-/// The line is a least-squares fit to the lower half of the last minute's reports (the half
-/// chosen about the fit before, until it settles), so that it follows the device's own rate (a null sink
-/// ran 7 ppm off the host clock) and no late report moves it. It lies a few microseconds above
-/// the edge itself (at about the lateness's lower quartile), alike for streams that read their
-/// reports as often. A delay-locked loop did this before:
-/// every late report moved its line, so a stereo pair on one sink wandered ±40 µs apart, and one
-/// report 0.8 ms late in the loop's quick first 20 s moved them 0.8 ms apart
-/// (docs/benchmarks.md, tenth session).
+/// A report is late, never early: PulseAudio finds the frame heard in its I/O thread and stamps the
+/// time once the answer is back in its main thread, tens of microseconds later, and now and then
+/// milliseconds on a loaded host. So the truth is the reports' lower edge, not their mean. The line
+/// is a least-squares fit to the lower half of the last minute's reports (the half chosen about the
+/// fit before, until it settles), so that it follows the device's own rate (a null sink ran 7 ppm
+/// off the host clock) and no late report moves it. It lies a few microseconds above the edge
+/// itself (at about the lateness's lower quartile), alike for streams that read their reports as
+/// often. A delay-locked loop did this before: every late report moved its line, so a stereo pair
+/// on one sink wandered ±40 µs apart, and one report 0.8 ms late in the loop's quick first 20 s
+/// moved them 0.8 ms apart (docs/benchmarks.md, tenth session).
 ///
-/// A report more than 5 ms off the line is left out. On a loaded host (a speaker being filled at
-/// 90× real time) single reports came that late, and a line started again at one of them moved the
-/// speaker by up to 9 ms. The line starts again only where `confirmingReports` reports in a row
-/// more than 5 ms late agree with one another (the device did move: an underrun). A report more
-/// than 0.3 ms early starts it again at once, since no report is early. A smaller move later is
-/// followed as the reports before it leave the window, within a minute, the line tilting by up to
-/// the move meanwhile (a run of late reports on a loaded host must not move it).
+/// A report more than 5 ms late or 0.3 ms early is left out. On a loaded host (a speaker being
+/// filled at 90× real time) single reports came that late, and a line started again at one of them
+/// moved the speaker by up to 9 ms; just after a flush at a stream's start, one came 1.6 ms early
+/// (with the line started again at any single early report, one ten-minute run held a pair 0.9 ms
+/// apart throughout; not traced, and not seen in the run after it took three). The line starts again
+/// only where `confirmingReports` such reports in a row agree with one another (the device did
+/// move: an underrun, or heard earlier). A smaller move later is followed as the reports before it
+/// leave the window, within a minute, the line tilting by up to the move meanwhile (a run of late
+/// reports on a loaded host must not move it).
 struct HeardFrameFilter: Sendable {
-    /// A report further than this from the line is left out of it (ns).
+    /// A report later than this past the line is left out of it (ns).
     static let outlierDistance: Double = 5_000_000
-    /// A report this far before the line starts it again there (ns): far beyond the line's error.
+    /// A report earlier than this before the line is left out of it too (ns): far beyond the line's error.
     static let earlierMoveDistance: Double = 300_000
     /// The most two outlying reports in a row may disagree (ns, at the nominal rate) and still
     /// count towards a new line.
@@ -79,11 +81,11 @@ struct HeardFrameFilter: Sendable {
         let predicted = current.time + Double(frame - current.frame) * current.nanosecondsPerFrame
         // The same report again (no fresh one since): the line as it is.
         if frame == newest.frame { return UInt64(max(0, predicted.rounded())) }
-        // Reports are never early: one this far before the line is the device heard earlier now
-        // (fitted on, the lower half would mix the reports before and after and tilt the line by
-        // as much as the move for half a minute).
-        if measured - predicted < -Self.earlierMoveDistance { return startLine(at: frame, heardAt: measured) }
-        guard measured - predicted <= Self.outlierDistance else {
+        // Reports are never early: one this far before the line is the device heard earlier now,
+        // once the next agree (fitted on, the lower half would mix the reports before and after and
+        // tilt the line by as much as the move for half a minute), or else a bogus one (a report
+        // just after a flush at a stream's start came 1.6 ms early), left out.
+        guard measured - predicted >= -Self.earlierMoveDistance && measured - predicted <= Self.outlierDistance else {
             // Held apart: a report that agrees with the outliers before it counts towards a new line
             // (the same one read again does not count twice).
             if let first = outliers, frame == first.lastFrame { return UInt64(max(0, predicted.rounded())) }

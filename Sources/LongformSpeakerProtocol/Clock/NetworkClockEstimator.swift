@@ -53,6 +53,7 @@ public struct NetworkClockEstimator: Sendable {
     public static let freshSamplesToForget = 8
     /// The rate is measured over this much of the legs' floors, once they span `skewMinimumSpan` (ns).
     public static let skewHistorySpan: UInt64 = 600_000_000_000
+    /// Half a minute: the rate's error is then a few ppm behind 10 ms of jitter, and falls with the span.
     public static let skewMinimumSpan: UInt64 = 30_000_000_000
     /// The most the clocks' rates are taken to differ: far beyond a crystal's error.
     public static let maximumSkew = 0.000_5
@@ -82,8 +83,8 @@ public struct NetworkClockEstimator: Sendable {
     /// then the floors come from the last 10 s.
     public var isRateKnown: Bool { rate != nil }
 
-    /// An estimator over at most `windowSize` samples (a minute's at fifty a second, 15 s at two hundred); good
-    /// when the uncertainty is at most `goodUncertainty` ns.
+    /// An estimator over at most `windowSize` samples (a minute's at fifty a second, 15 s at two
+    /// hundred); good when the uncertainty is at most `goodUncertainty` ns.
     public init(windowSize: Int = 3_072, goodUncertainty: UInt64 = 2_000_000) {
         self.windowSize = max(windowSize, 1)
         self.goodUncertainty = goodUncertainty
