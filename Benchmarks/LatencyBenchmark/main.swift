@@ -3,11 +3,14 @@
 //
 //     longform-latency null|pulse:SINK ITEM_A ITEM_B [TRIALS]
 //
-// The items are made by the bench script: 16-bit stereo whose every sample in second s of item k
-// (1 for A, 2 for B) is k × 1000 + 10 × s, so that the first sample of an effect is recognised by
-// its value. On the null route the route's own monitor gives the time each frame is heard; on
-// PulseAudio, `parec` records the sink's monitor and each frame is timed by when its chunk arrives
-// (the same method the script uses for mpd). Prints one JSON object: milliseconds per trial, per command.
+// The items are made by the bench script: 16-bit stereo whose every left sample in second s of
+// item k (1 for A, 2 for B) is k × 1000 + 10 × s, so that the first sample of an effect is
+// recognised by its value, and whose right sample of the second's frame f is f − 22050, so that
+// the frame an effect starts with tells how many of its first frames were lost. On the null route
+// the route's own monitor gives the time each frame is heard; on PulseAudio, `parec` records the
+// sink's monitor and each frame is timed by when its chunk arrives (the same method the script uses
+// for mpd). Prints one JSON object: per command, the milliseconds of each trial ("play") and the
+// effect's first frames each trial lost ("play_skipped").
 import Foundation
 import LongformCore
 import LongformPlayer
@@ -16,28 +19,32 @@ import LongformRoutes
 import Synchronization
 
 /// Watches the audio coming out of the route for the first frame, heard at or after a time, whose
-/// left sample satisfies a predicate.
+/// left sample satisfies a predicate, and reads from its right sample the frames of its second before it.
 final class Listener: @unchecked Sendable {
     private struct Watch {
         var after: UInt64
         var predicate: @Sendable (Int16) -> Bool
         var heardAt: UInt64?
+        var skippedFrames: Int?
     }
+    /// The right sample of a second's frame f is f − frameCodeOffset.
+    static let frameCodeOffset = 22_050
     private let watch = Mutex<Watch?>(nil)
     private let found = DispatchSemaphore(value: 0)
     let sampleRate: Int
 
     init(sampleRate: Int) { self.sampleRate = sampleRate }
 
-    /// Audio that came out: `left` samples, the first heard at `firstHeardAt` and the others one
-    /// frame apart, or all at that time unless `spread`.
-    func hear(_ left: UnsafeBufferPointer<Int16>, firstHeardAt: UInt64, spread: Bool = true) {
+    /// Audio that came out: `left` and `right` samples, the first heard at `firstHeardAt` and the
+    /// others one frame apart, or all at that time unless `spread`.
+    func hear(left: UnsafeBufferPointer<Int16>, right: UnsafeBufferPointer<Int16>, firstHeardAt: UInt64, spread: Bool = true) {
         let matched = watch.withLock { watch -> Bool in
             guard var current = watch, current.heardAt == nil else { return false }
             for (index, sample) in left.enumerated() {
                 let time = firstHeardAt + (spread ? UInt64(index) * 1_000_000_000 / UInt64(sampleRate) : 0)
                 if time >= current.after && current.predicate(sample) {
                     current.heardAt = time
+                    current.skippedFrames = Int(right[index]) + Self.frameCodeOffset
                     watch = current
                     return true
                 }
@@ -47,14 +54,16 @@ final class Listener: @unchecked Sendable {
         if matched { found.signal() }
     }
 
-    /// Runs `command` and returns the milliseconds until the first matching frame is heard.
-    func measure(_ predicate: @escaping @Sendable (Int16) -> Bool, _ command: () throws -> Void) rethrows -> Double? {
+    /// Runs `command`; the milliseconds until the first matching frame is heard, and the frames of
+    /// its second before it (the effect's first frames lost), or nil.
+    func measure(_ predicate: @escaping @Sendable (Int16) -> Bool, _ command: () throws -> Void) rethrows -> (milliseconds: Double, skippedFrames: Int)? {
         let start = HostClock.now()
         watch.withLock { $0 = Watch(after: start, predicate: predicate) }
         try command()
-        let result = found.wait(timeout: .now() + 5) == .success ? watch.withLock { $0?.heardAt } : nil
+        let result = found.wait(timeout: .now() + 5) == .success ? watch.withLock { $0 } : nil
         watch.withLock { $0 = nil }
-        return result.map { Double(Int64($0) - Int64(start)) / 1_000_000 }
+        guard let heardAt = result?.heardAt, let skipped = result?.skippedFrames else { return nil }
+        return (Double(Int64(heardAt) - Int64(start)) / 1_000_000, skipped)
     }
 }
 
@@ -83,14 +92,19 @@ final class MonitorRecorder: @unchecked Sendable {
                 pending.append(chunk)
                 let frames = pending.count / 4
                 guard frames > 0 else { continue }
-                var left = [Int16](repeating: 0, count: frames)
+                var left = [Int16](repeating: 0, count: frames), right = left
                 pending.withUnsafeBytes { bytes in
-                    for frame in 0..<frames { left[frame] = bytes.loadUnaligned(fromByteOffset: frame * 4, as: Int16.self) }
+                    for frame in 0..<frames {
+                        left[frame] = bytes.loadUnaligned(fromByteOffset: frame * 4, as: Int16.self)
+                        right[frame] = bytes.loadUnaligned(fromByteOffset: frame * 4 + 2, as: Int16.self)
+                    }
                 }
                 pending.removeFirst(frames * 4)
                 received.frames.add(frames, ordering: .relaxed)
                 // Every frame counts as out when its chunk arrived (the bench script times mpd the same way).
-                left.withUnsafeBufferPointer { listener.hear($0, firstHeardAt: arrived, spread: false) }
+                left.withUnsafeBufferPointer { left in
+                    right.withUnsafeBufferPointer { listener.hear(left: left, right: $0, firstHeardAt: arrived, spread: false) }
+                }
             }
         }
         thread.start()
@@ -122,8 +136,9 @@ let route: any AudioRoute
 var recorder: MonitorRecorder?
 if routeName == "null" {
     route = NullRoute(sampleRate: sampleRate, channelCount: 2) { _, heardAt, samples in
-        let left = stride(from: 0, to: samples.count, by: 2).map { Int16(clamping: Int(($0 < samples.count ? samples[$0] : 0) * 32_768)) }
-        left.withUnsafeBufferPointer { listener.hear($0, firstHeardAt: heardAt) }
+        func channel(_ first: Int) -> [Int16] { stride(from: first, to: samples.count, by: 2).map { Int16(clamping: Int(samples[$0] * 32_768)) } }
+        let left = channel(0), right = channel(1)
+        left.withUnsafeBufferPointer { left in right.withUnsafeBufferPointer { listener.hear(left: left, right: $0, firstHeardAt: heardAt) } }
     }
 } else if routeName.hasPrefix("pulse:") {
     let sink = String(routeName.dropFirst("pulse:".count))
@@ -146,28 +161,34 @@ recorder?.waitUntilCapturing(seconds: 1, sampleRate: sampleRate)
 Thread.sleep(forTimeInterval: 2)
 
 func isItem(_ code: Int) -> @Sendable (Int16) -> Bool { { (code * 1000..<(code * 1000 + 600)).contains(Int($0)) } }
-var results: [String: [Double]] = ["play": [], "next": [], "seek": [], "remove": []]
+var results: [String: [Double]] = [:]
+/// One trial's result under `command` ("play": milliseconds, "play_skipped": the effect's first frames lost).
+@MainActor func record(_ command: String, _ heard: (milliseconds: Double, skippedFrames: Int)?) {
+    guard let heard else { return }
+    results[command, default: []].append((heard.milliseconds * 10).rounded() / 10)
+    results[command + "_skipped", default: []].append(Double(heard.skippedFrames))
+}
 for _ in 0..<trials {
     player.stop()
     Thread.sleep(forTimeInterval: 0.5)
-    if let ms = listener.measure({ $0 != 0 }, { player.play() }) { results["play"]!.append(ms) }
+    record("play", listener.measure({ $0 != 0 }, { player.play() }))
     Thread.sleep(forTimeInterval: 1)
     try player.seek(toItemAt: 0)
     Thread.sleep(forTimeInterval: 1)
-    if let ms = listener.measure(isItem(2), { player.next() }) { results["next"]!.append(ms) }
+    record("next", listener.measure(isItem(2), { player.next() }))
     Thread.sleep(forTimeInterval: 0.5)
     try player.seek(toItemAt: 0)
     Thread.sleep(forTimeInterval: 1)
-    if let ms = try listener.measure({ $0 == 1200 }, { try player.seek(to: MediaTime(value: 20, timescale: 1)) }) { results["seek"]!.append(ms) }
+    record("seek", try listener.measure({ $0 == 1200 }, { try player.seek(to: MediaTime(value: 20, timescale: 1)) }))
     Thread.sleep(forTimeInterval: 0.5)
     try player.seek(toItemAt: 0)
     Thread.sleep(forTimeInterval: 1)
-    if let ms = try listener.measure(isItem(2), { try player.remove(at: 0) }) { results["remove"]!.append(ms) }
+    record("remove", try listener.measure(isItem(2), { try player.remove(at: 0) }))
     try player.insert(PlaylistItem(location: itemA), at: 0)
     Thread.sleep(forTimeInterval: 0.5)
 }
 player.invalidate()
 synchronizer.removeRenderer(renderer, at: .invalid)
 recorder?.stop()
-let json = try JSONSerialization.data(withJSONObject: results.mapValues { $0.map { ($0 * 10).rounded() / 10 } }, options: [.sortedKeys])
+let json = try JSONSerialization.data(withJSONObject: results, options: [.sortedKeys])
 print(String(decoding: json, as: UTF8.self))
