@@ -80,12 +80,7 @@ import Testing
     }
 
     @Test func aCutIsHeardAtOnceThoughTheServerHoldsSeconds() throws {
-        let server = try PulseAudioServer.start()
-        let monitor = try MonitorRecording(server: server)
-        let route = PulseAudioRoute(sink: PulseAudioServer.sinkName)
-        let renderer = AudioRenderer(route: route)
-        let synchronizer = RenderSynchronizer()
-        try synchronizer.addRenderer(renderer)
+        let (monitor, route, renderer, synchronizer) = try Self.recordedPlayback()
         // 6 s at level A; once 1 s is heard, everything from the playhead on becomes 1 s at level B.
         renderer.enqueue(Self.constant(0.25, frames: 44_100 * 6, at: .zero))
         synchronizer.setRate(1, time: .zero)
@@ -106,6 +101,66 @@ import Testing
         #expect(abs(Double(framesOfA) / 44_100 - cut.seconds) < 0.05, "\(framesOfA) frames of A came out for a cut at \(cut.seconds) s")
         // B follows within a few milliseconds of where the cut was asked for: at most that much of it is lost.
         #expect(framesOfB <= 44_100 && framesOfB > 44_100 - 441, "\(framesOfB) frames of B came out of 44100")
+    }
+
+    /// Pausing and resuming on a server that holds seconds: every frame comes out once, also when
+    /// the resume's write comes late (under load): the stream waits for it after the flush.
+    @Test func aPauseAndAResumeLoseAndRepeatNothing() throws {
+        let (monitor, _, renderer, synchronizer) = try Self.recordedPlayback()
+        // 3 s whose left samples count 1, 2, … 30000, 1, 2, …: every frame is told apart from
+        // its neighbours and from silence.
+        let frames = 44_100 * 3, period = 30_000
+        let samples = (0..<frames).flatMap { frame -> [Float] in
+            let value = Float(1 + frame % period) / 32_768
+            return [value, value]
+        }
+        renderer.enqueue(SampleBuffer(pcmFormat: AudioFormat(sampleRate: 44_100, channelCount: 2), planes: [samples.withUnsafeBytes { Array($0) }],
+                                      frameCount: frames, presentationTime: .zero))
+        synchronizer.setRate(1, time: .zero)
+        func wait(untilSeconds seconds: Double) {
+            let deadline = Date(timeIntervalSinceNow: 6)
+            while synchronizer.currentTime().seconds < seconds && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        }
+        wait(untilSeconds: 1)
+        // A pause of a second (the route writes silence meanwhile, and takes it back at the
+        // resume), then one of a millisecond (the resume lands in what the pause took back).
+        synchronizer.setRate(0, time: .invalid)
+        Thread.sleep(forTimeInterval: 1)
+        synchronizer.setRate(1, time: .invalid)
+        wait(untilSeconds: 2)
+        synchronizer.setRate(0, time: .invalid)
+        Thread.sleep(forTimeInterval: 0.001)
+        synchronizer.setRate(1, time: .invalid)
+        wait(untilSeconds: 3)
+        Thread.sleep(forTimeInterval: 0.3)
+        synchronizer.removeRenderer(renderer, at: .invalid)
+        let recorded = monitor.finish(covering: 0)
+        let left = stride(from: 0, to: recorded.count, by: 2).map { recorded[$0] }
+
+        // Every frame came out once, in order: nothing lost or repeated at either resume.
+        let heard = left.filter { $0 != 0 }
+        #expect(heard.count == frames, "\(heard.count) frames came out of \(frames)")
+        let breaks = zip(heard, heard.dropFirst()).enumerated().filter { $0.element.1 != $0.element.0 % Int32(period) + 1 }
+        #expect(breaks.isEmpty, "the ramp breaks at \(breaks.prefix(3).map { "frame \($0.offset): \($0.element.0) → \($0.element.1)" })")
+        // The long pause is heard as one silence of about its length: the resume took back the
+        // silence the route had written ahead.
+        let first = try #require(left.firstIndex { $0 != 0 }), last = try #require(left.lastIndex { $0 != 0 })
+        var longestSilence = 0, run = 0
+        for sample in left[first...last] {
+            run = sample == 0 ? run + 1 : 0
+            longestSilence = max(longestSilence, run)
+        }
+        #expect(abs(Double(longestSilence) / 44_100 - 1) < 0.05, "the one-second pause came out as \(Double(longestSilence) / 44_100) s of silence")
+    }
+
+    /// A renderer and synchronizer playing to the test server's sink, and its monitor recorded.
+    static func recordedPlayback() throws -> (MonitorRecording, PulseAudioRoute, AudioRenderer, RenderSynchronizer) {
+        let monitor = try MonitorRecording(server: try PulseAudioServer.start())
+        let route = PulseAudioRoute(sink: PulseAudioServer.sinkName)
+        let renderer = AudioRenderer(route: route)
+        let synchronizer = RenderSynchronizer()
+        try synchronizer.addRenderer(renderer)
+        return (monitor, route, renderer, synchronizer)
     }
 
     /// A stereo Float32 buffer at 44.1 kHz, every sample `value`, starting at `time`.

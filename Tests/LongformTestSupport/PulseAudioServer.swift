@@ -2,6 +2,11 @@ import Foundation
 
 /// A real PulseAudio server for the tests, with a null sink named `longform_test`, on a private socket.
 /// Started once per test process (again if it has left); it exits by itself 30 s after its last client.
+///
+/// The sink does not rewind (`norewinds=1`), so that its monitor is a faithful listener: a sink
+/// that rewinds plays again what it rewound, but its monitor has already handed the first version
+/// of that stretch to the recorder and drops the second, so frames that were played would be
+/// missing from the recording (up to a block of the sink's, 5 ms under a 5 ms recorder).
 public enum PulseAudioServer {
     /// The sink tests play to; record its monitor with `parec -d longform_test.monitor`.
     public static let sinkName = "longform_test"
@@ -25,7 +30,7 @@ public enum PulseAudioServer {
         // Started detached through the shell: a long-lived child that Foundation tracks keeps other
         // children's pipes from closing, which hangs every later `Process` in the test run.
         let command = "XDG_RUNTIME_DIR='\(runtime.path)' HOME='\(runtime.path)' pulseaudio --daemonize=no -n --exit-idle-time=30 --disallow-exit --use-pid-file=no"
-            + " --load='module-null-sink sink_name=\(sinkName) rate=44100 channels=2'"
+            + " --load='module-null-sink sink_name=\(sinkName) rate=44100 channels=2 norewinds=1'"
             + " --load='module-native-protocol-unix socket=\(socket) auth-anonymous=1'"
             + " --log-level=info </dev/null >'\(log)' 2>&1 &"
         try? FileManager.default.removeItem(atPath: socket)

@@ -76,16 +76,15 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     if thread.shouldStop { break }
                     if let target = rewinds.take(), target < frame {
                         // The server plays on from what it was about to play: everything from there is written again.
-                        let (resume, heard) = try stream.flush()
+                        let resume = try stream.flush()
                         logger.trace("\(name): rewound to frame \(target); the server resumes at \(resume), \(frame - resume) frames written again")
-                        if let heard {
+                        if clock.isRunning {
                             // The server cannot take back what its sink already has: learn how far
                             // ahead of the frame heard that reaches, so that the next change is placed
                             // past it. A reach beyond reason (a server still starting) is not learnt.
-                            // A flush does not move the line of frames heard: the filter goes on (a
-                            // jump, as after the server ran dry, restarts it by itself).
-                            updateClock()
-                            let reach = resume - heard + safetyFrames
+                            // (The frame heard is the route's clock's: the stream waits for the next
+                            // write after a flush, so the flush's own timing says it is not playing.)
+                            let reach = resume - clock.currentFrame() + safetyFrames
                             let margin = clock.rewindMarginFrames ?? reach
                             if reach <= maximumMarginFrames { clock.setRewindMarginFrames(reach > margin ? reach : (3 * margin + reach) / 4) }
                         }

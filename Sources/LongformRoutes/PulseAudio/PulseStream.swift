@@ -52,8 +52,13 @@ final class PulseStream: @unchecked Sendable {
         pa_stream_set_write_callback(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, userdata)
         let bytesPerSecond = Double(format.sampleRate * frameBytes)
         func bytes(_ seconds: Double) -> UInt32 { UInt32(bytesPerSecond * seconds) / UInt32(frameBytes) * UInt32(frameBytes) }
-        // No prebuffering: playback starts with the first write, and again at once after a flush.
-        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(bufferSeconds), prebuf: 0, minreq: bytes(requestSeconds), fragsize: UInt32.max)
+        // Prebuffering of one frame: playback starts with the first write, and a flush (or running
+        // dry) holds the server's read index where it is until the next write, so that a write
+        // that comes late is heard late, not lost. With no prebuffering the server reads on through
+        // silence past what was written, and a late write lands behind its read index: the sink
+        // rewinds for it if it can (one block at most; a null sink's monitor never shows the
+        // stretch rewound) and the rest is never heard.
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(bufferSeconds), prebuf: UInt32(frameBytes), minreq: bytes(requestSeconds), fragsize: UInt32.max)
         // Timing is asked for with each write and each flush, which is as often as the clock is
         // read: libpulse's automatic updates would wake the mainloop several times a second.
         // Adjusting the latency keeps the sink's own buffer small, which is what a flush cannot take
@@ -128,9 +133,9 @@ final class PulseStream: @unchecked Sendable {
     }
 
     /// Drops what the server holds and has not played; returns the frame the next write is
-    /// played as (the server's write index, now back at the frame it was about to play), and the
-    /// frame heard now by the fresh timing that came with it (nil while the stream is not playing).
-    func flush() throws(RouteError) -> (resume: Int64, heard: Int64?) {
+    /// played as (the server's write index, now back at the frame it was about to play). The
+    /// stream waits there for that write (see the prebuffering in `init`).
+    func flush() throws(RouteError) -> Int64 {
         lock()
         defer { unlock() }
         guard let stream else { throw contextError() }
@@ -140,7 +145,7 @@ final class PulseStream: @unchecked Sendable {
         pa_operation_unref(flushing)
         try runToCompletion(pa_stream_update_timing_info(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, UnsafeMutableRawPointer(mainloop)))
         guard let timing = pa_stream_get_timing_info(stream) else { throw contextError() }
-        return (timing.pointee.write_index / Int64(frameBytes), heardFrameLocked())
+        return timing.pointee.write_index / Int64(frameBytes)
     }
 
     /// The server's last timing report as "this frame is heard at this host time", read from the
@@ -169,16 +174,6 @@ final class PulseStream: @unchecked Sendable {
         let frame = Int64(heard.rounded(.up))
         let fraction = Int64(((Double(frame) - heard) * 1e9 / Double(sampleRate)).rounded())
         return (frame, UInt64(max(0, monotonicNow - (realtimeNow - taken) + fraction)))
-    }
-
-    /// The frame heard now (from the server's interpolated timing), or nil while the stream is not
-    /// playing yet: a new stream can take a second to start, and the clock must not run meanwhile.
-    /// Called with the lock held.
-    private func heardFrameLocked() -> Int64? {
-        guard let stream, let timing = pa_stream_get_timing_info(stream), timing.pointee.playing != 0 else { return nil }
-        var microseconds: pa_usec_t = 0
-        guard pa_stream_get_time(stream, &microseconds) >= 0 else { return nil }
-        return Int64(microseconds) * Int64(sampleRate) / 1_000_000
     }
 
     /// Waits (with the lock held) for an operation to finish.
