@@ -25,6 +25,8 @@ final class Listener: @unchecked Sendable {
         var after: UInt64
         var predicate: @Sendable (Int16) -> Bool
         var heardAt: UInt64?
+        /// The left sample of the second the effect starts with (nil: the start of the item heard).
+        var origin: Int16?
         var skippedFrames: Int?
     }
     /// The right sample of a second's frame f is f − frameCodeOffset.
@@ -44,7 +46,8 @@ final class Listener: @unchecked Sendable {
                 let time = firstHeardAt + (spread ? UInt64(index) * 1_000_000_000 / UInt64(sampleRate) : 0)
                 if time >= current.after && current.predicate(sample) {
                     current.heardAt = time
-                    current.skippedFrames = Int(right[index]) + Self.frameCodeOffset
+                    // Whole seconds past the effect's first one, then frames into this one.
+                    current.skippedFrames = (Int(left[index]) - Int(current.origin ?? left[index] / 1000 * 1000)) / 10 * sampleRate + Int(right[index]) + Self.frameCodeOffset
                     watch = current
                     return true
                 }
@@ -54,11 +57,12 @@ final class Listener: @unchecked Sendable {
         if matched { found.signal() }
     }
 
-    /// Runs `command`; the milliseconds until the first matching frame is heard, and the frames of
-    /// its second before it (the effect's first frames lost), or nil.
-    func measure(_ predicate: @escaping @Sendable (Int16) -> Bool, _ command: () throws -> Void) rethrows -> (milliseconds: Double, skippedFrames: Int)? {
+    /// Runs `command`; the milliseconds until the first matching frame is heard, and how many
+    /// frames of the effect came before it (the effect starts at frame 0 of the second whose left
+    /// sample is `origin`; nil: the start of the item heard), or nil.
+    func measure(_ predicate: @escaping @Sendable (Int16) -> Bool, from origin: Int16?, _ command: () throws -> Void) rethrows -> (milliseconds: Double, skippedFrames: Int)? {
         let start = HostClock.now()
-        watch.withLock { $0 = Watch(after: start, predicate: predicate) }
+        watch.withLock { $0 = Watch(after: start, predicate: predicate, origin: origin) }
         try command()
         let result = found.wait(timeout: .now() + 5) == .success ? watch.withLock { $0 } : nil
         watch.withLock { $0 = nil }
@@ -171,19 +175,19 @@ var results: [String: [Double]] = [:]
 for _ in 0..<trials {
     player.stop()
     Thread.sleep(forTimeInterval: 0.5)
-    record("play", listener.measure({ $0 != 0 }, { player.play() }))
+    record("play", listener.measure({ $0 != 0 }, from: nil, { player.play() }))
     Thread.sleep(forTimeInterval: 1)
     try player.seek(toItemAt: 0)
     Thread.sleep(forTimeInterval: 1)
-    record("next", listener.measure(isItem(2), { player.next() }))
+    record("next", listener.measure(isItem(2), from: 2000, { player.next() }))
     Thread.sleep(forTimeInterval: 0.5)
     try player.seek(toItemAt: 0)
     Thread.sleep(forTimeInterval: 1)
-    record("seek", try listener.measure({ $0 == 1200 }, { try player.seek(to: MediaTime(value: 20, timescale: 1)) }))
+    record("seek", try listener.measure({ $0 == 1200 }, from: 1200, { try player.seek(to: MediaTime(value: 20, timescale: 1)) }))
     Thread.sleep(forTimeInterval: 0.5)
     try player.seek(toItemAt: 0)
     Thread.sleep(forTimeInterval: 1)
-    record("remove", try listener.measure(isItem(2), { try player.remove(at: 0) }))
+    record("remove", try listener.measure(isItem(2), from: 2000, { try player.remove(at: 0) }))
     try player.insert(PlaylistItem(location: itemA), at: 0)
     Thread.sleep(forTimeInterval: 0.5)
 }

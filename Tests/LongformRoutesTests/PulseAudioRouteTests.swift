@@ -103,8 +103,8 @@ import Testing
         #expect(framesOfB <= 44_100 && framesOfB > 44_100 - 441, "\(framesOfB) frames of B came out of 44100")
     }
 
-    /// Pausing and resuming on a server that holds seconds: every frame comes out once, also when
-    /// the resume's write comes late (under load): the stream waits for it after the flush.
+    /// Pausing and resuming on a server that holds seconds: every frame comes out once (the
+    /// stream waits for the write after a flush, so a late one is heard late, not lost).
     @Test func aPauseAndAResumeLoseAndRepeatNothing() throws {
         let (monitor, _, renderer, synchronizer) = try Self.recordedPlayback()
         // 3 s whose left samples count 1, 2, … 30000, 1, 2, …: every frame is told apart from

@@ -51,8 +51,8 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
         let writeFrames = Int(Double(format.sampleRate) * writeDuration)
         // After a flush the first write is short, so that it is heard at once, and the rest
         // follows at once. A tenth of a second, not less: the server runs dry if rendering the
-        // rest takes longer than the first write lasts, and under load it took over 10 ms
-        // (the monitor then lost the frames in between). Rendering a tenth takes microseconds.
+        // rest takes longer than the first write lasts, and under load it took over 10 ms (a
+        // gap, or, before the stream prebuffered, frames lost). Rendering a tenth takes microseconds.
         let firstWriteFrames = format.sampleRate / 10
         let safetyFrames = Int64(format.sampleRate / 1000), maximumMarginFrames = Int64(format.sampleRate / 10)
         // Written ahead of the frame heard, whether or not audio is queued for it: what keeps the
@@ -88,8 +88,8 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                             let margin = clock.rewindMarginFrames ?? reach
                             if reach <= maximumMarginFrames { clock.setRewindMarginFrames(reach > margin ? reach : (3 * margin + reach) / 4) }
                         }
-                        // Normally before `frame`; past it when the server ran dry, and then the
-                        // route's frames must follow the server's again.
+                        // Normally before `frame`. (Past it only if the server read on past what was
+                        // written, which its prebuffering prevents; then the route's frames follow.)
                         frame = resume
                         if resume > target { source.routeDidResume(atFrame: resume, afterRewindTo: target) }
                         clock.noteFramesRendered(frame)
