@@ -6,11 +6,11 @@
 // The items are made by the bench script: 16-bit stereo whose every left sample in second s of
 // item k (1 for A, 2 for B) is k × 1000 + 10 × s, so that the first sample of an effect is
 // recognised by its value, and whose right sample of the second's frame f is f − 22050, so that
-// the frame an effect starts with tells how many of its first frames were lost. On the null route
+// the first frame of an effect that comes out tells how many of its first frames did not. On the null route
 // the route's own monitor gives the time each frame is heard; on PulseAudio, `parec` records the
 // sink's monitor and each frame is timed by when its chunk arrives (the same method the script uses
 // for mpd). Prints one JSON object: per command, the milliseconds of each trial ("play") and the
-// effect's first frames each trial lost ("play_skipped").
+// effect's first frames each trial's recording lacks ("play_skipped").
 import Foundation
 import LongformCore
 import LongformPlayer
@@ -19,7 +19,7 @@ import LongformRoutes
 import Synchronization
 
 /// Watches the audio coming out of the route for the first frame, heard at or after a time, whose
-/// left sample satisfies a predicate, and reads from its right sample the frames of its second before it.
+/// left sample satisfies a predicate, and reads from its samples how many frames of the effect came before it.
 final class Listener: @unchecked Sendable {
     private struct Watch {
         var after: UInt64
@@ -166,7 +166,7 @@ Thread.sleep(forTimeInterval: 2)
 
 func isItem(_ code: Int) -> @Sendable (Int16) -> Bool { { (code * 1000..<(code * 1000 + 600)).contains(Int($0)) } }
 var results: [String: [Double]] = [:]
-/// One trial's result under `command` ("play": milliseconds, "play_skipped": the effect's first frames lost).
+/// One trial's result under `command` ("play": milliseconds, "play_skipped": the effect's first frames lacking).
 @MainActor func record(_ command: String, _ heard: (milliseconds: Double, skippedFrames: Int)?) {
     guard let heard else { return }
     results[command, default: []].append((heard.milliseconds * 10).rounded() / 10)
