@@ -153,6 +153,39 @@ import Testing
         #expect(abs(Double(longestSilence) / 44_100 - 1) < 0.05, "the one-second pause came out as \(Double(longestSilence) / 44_100) s of silence")
     }
 
+    /// Restarts at media time 0, as the player's next or remove does: the route resumes a little
+    /// before the frame the restart changes, and what it plays there is what it played before, not
+    /// the new audio that now sits at the old timeline's media times (before, a few milliseconds of
+    /// the new item from where the old one had reached came out ahead of its start).
+    @Test func aRestartAtTheSameMediaTimesPlaysNothingOfTheNewAudioBeforeItsStart() throws {
+        let (monitor, _, renderer, synchronizer) = try Self.recordedPlayback()
+        // Each restart plays 2 s at its own level from media time 0 (the first, level 1, starts
+        // playback); the next comes about 0.3 s after it is heard, so that its audio covers the
+        // media times the old timeline is at.
+        let levels: [Int32] = [2_048, 4_096, 6_144, 8_192, 10_240, 12_288, 14_336]
+        for level in levels {
+            renderer.batchingRewinds {
+                synchronizer.setRate(0, time: .invalid)
+                renderer.flush()
+                renderer.enqueue(Self.constant(Float(level) / 32_768, frames: 44_100 * 2, at: .zero))
+                synchronizer.setRate(1, time: .zero)
+            }
+            // (The timeline's time says little here: until the start is heard it is the old one's.)
+            Thread.sleep(forTimeInterval: 0.35)
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        synchronizer.removeRenderer(renderer, at: .invalid)
+        let samples = monitor.finish(covering: 0)
+        let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
+        // What came out, as runs of one value: each level must come out as one run, in order.
+        var runs: [(value: Int32, frames: Int)] = []
+        for sample in left {
+            if let last = runs.last, last.value == sample { runs[runs.count - 1].frames += 1 } else { runs.append((sample, 1)) }
+        }
+        let levelRuns = runs.filter { $0.value != 0 }
+        #expect(levelRuns.map(\.value) == levels, "levels came out as \(levelRuns.map { "\($0.frames) × \($0.value)" })")
+    }
+
     /// A renderer and synchronizer playing to the test server's sink, and its monitor recorded.
     static func recordedPlayback() throws -> (MonitorRecording, PulseAudioRoute, AudioRenderer, RenderSynchronizer) {
         let monitor = try MonitorRecording(server: try PulseAudioServer.start())

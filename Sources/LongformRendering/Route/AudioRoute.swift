@@ -34,9 +34,10 @@ public protocol AudioRoute: AnyObject, Sendable {
 /// then reaches the output within the route's margin, however much audio the route holds; so the
 /// route can hold a lot, and wake up rarely.
 ///
-/// Contract: after `rewind(toFrame:)` the route renders again from `frame`, or from an earlier
-/// frame it has not played yet when its device cannot discard exactly there. Frames before
-/// `frame` render as they did before (the renderer keeps their audio until they are heard).
+/// Contract: after `rewind(toFrame:)` the route renders again from `frame`. When its device
+/// cannot discard exactly there and resumes at an earlier frame, it plays the frames before
+/// `frame` as it did before, from its own copy of what it wrote: the renderer's queue may no
+/// longer hold their audio (a restart flushes it and enqueues the new item at the same media times).
 /// Its clock's `rewindMarginFrames` says how close to the frame heard now a rewind can reach.
 public protocol RewindableRoute: AudioRoute {
     /// Discards what the route holds from route frame `frame` on and renders it again; returns at once.

@@ -8,8 +8,9 @@ import LongformRendering
 ///
 /// The server holds a large buffer (`bufferDuration`, 4 s) that the route fills in large writes
 /// (1 s), so that it wakes up about once a second. It can still take that buffer back: a rewind flushes
-/// the stream and writes again from the frame the server was about to play, so that a pause, a
-/// seek or an edit is heard within milliseconds. The clock is the server's own account of the
+/// the stream and writes again from the frame the server was about to play (what comes before
+/// the frame the rewind asked for, from its copy of what it wrote), so that a pause, a seek or an
+/// edit is heard within milliseconds. The clock is the server's own account of the
 /// frame heard now (the stream's read position less the sink's latency).
 public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
     public let name: String
@@ -62,6 +63,11 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
         thread.start(name: "longform.route.pulse", clock: clock) { thread in
             var buffer = [Float](repeating: 0, count: Int(Double(format.sampleRate) * (self.bufferDuration + 0.1)) * format.channelCount)
             var frame: Int64 = 0 // the next frame to write
+            // What was written, for the frames a flush resumes at before a rewind's target: those
+            // are written again as they were, up to `replayEnd` (see `FrameHistory`). The server
+            // holds no more than its buffer, and a second covers what its sink has taken.
+            var history = FrameHistory(capacityFrames: Int(Double(format.sampleRate) * (self.bufferDuration + 1)), channelCount: format.channelCount)
+            var replayEnd: Int64 = 0
             var isRefilling = true
             var heardFilter = HeardFrameFilter(sampleRate: format.sampleRate)
             // The clock from the server's last timing report, through the filter, read at now.
@@ -90,6 +96,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                         }
                         // Normally before `frame`. (Past it only if the server read on past what was
                         // written, which its prebuffering prevents; then the route's frames follow.)
+                        replayEnd = resume < target && history.holds(resume..<target) ? target : resume
                         frame = resume
                         if resume > target { source.routeDidResume(atFrame: resume, afterRewindTo: target) }
                         clock.noteFramesRendered(frame)
@@ -101,9 +108,11 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                         count = min(count, firstWriteFrames)
                         isRefilling = false
                     }
-                    if let queued = source.queuedFrameCount(fromRouteFrame: frame) {
+                    // Frames before a rewind's target first, from what was written; then what the renderer has queued.
+                    let replayFrames = Int(max(0, min(replayEnd - frame, Int64(count))))
+                    if let queued = source.queuedFrameCount(fromRouteFrame: frame + Int64(replayFrames)) {
                         let needed = lowWaterFrames - (frame - clock.currentFrame())
-                        count = min(count, Int(max(queued, needed, 0)))
+                        count = min(count, Int(max(Int64(replayFrames) + queued, needed, 0)))
                     }
                     guard count > 0 else {
                         // Enough is written and the rest is still being enqueued (or nothing plays):
@@ -116,7 +125,12 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     }
                     try buffer.withUnsafeMutableBufferPointer { pointer in
                         let slice = UnsafeMutableBufferPointer(rebasing: pointer[0..<(count * format.channelCount)])
-                        _ = source.render(into: slice, frameCount: count, atRouteFrame: frame)
+                        let replayed = history.copy(from: frame, count: replayFrames, into: slice) ? replayFrames : 0
+                        if replayed < count {
+                            _ = source.render(into: UnsafeMutableBufferPointer(rebasing: slice[(replayed * format.channelCount)...]),
+                                              frameCount: count - replayed, atRouteFrame: frame + Int64(replayed))
+                        }
+                        history.record(UnsafeBufferPointer(slice), at: frame)
                         try stream.write(UnsafeBufferPointer(slice))
                     }
                     frame += Int64(count)
