@@ -6,16 +6,19 @@ import Testing
     /// Stereo frames `frames` whose left sample is the frame's number and right its negative.
     static func numbered(_ frames: Range<Int64>) -> [Float] { frames.flatMap { [Float($0), -Float($0)] } }
 
+    /// What `history` gives back for `frames`, or nil.
     static func copy(_ history: FrameHistory, _ frames: Range<Int64>) -> [Float]? {
         var destination = [Float](repeating: .nan, count: frames.count * 2)
         let isCopied = destination.withUnsafeMutableBufferPointer { history.copy(from: frames.lowerBound, count: frames.count, into: $0) }
         return isCopied ? destination : nil
     }
 
+    /// Records `numbered(frames)` in `history`.
     static func record(_ history: inout FrameHistory, _ frames: Range<Int64>) {
         numbered(frames).withUnsafeBufferPointer { history.record($0, at: frames.lowerBound) }
     }
 
+    /// Frames written across the end of the ring come back whole; frames overwritten or never written do not.
     @Test func itGivesBackWhatWasWrittenAcrossTheRingsWrap() {
         var history = FrameHistory(capacityFrames: 100, channelCount: 2)
         Self.record(&history, 0..<70)
@@ -28,6 +31,7 @@ import Testing
         #expect(Self.copy(history, 140..<151) == nil)
     }
 
+    /// A write at an earlier frame (where a flush resumed) replaces what was written from there on.
     @Test func aWriteAfterAFlushReplacesWhatFollowedIt() {
         var history = FrameHistory(capacityFrames: 100, channelCount: 2)
         Self.record(&history, 0..<90)
@@ -39,6 +43,7 @@ import Testing
         #expect(Self.copy(history, 30..<61) == nil, "frames past the new end were taken back")
     }
 
+    /// A write past the end starts the history afresh; one longer than the ring keeps its end.
     @Test func aWriteThatDoesNotFollowOnStartsItAfresh() {
         var history = FrameHistory(capacityFrames: 100, channelCount: 2)
         Self.record(&history, 0..<50)

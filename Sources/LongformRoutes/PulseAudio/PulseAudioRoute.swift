@@ -65,7 +65,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
             var frame: Int64 = 0 // the next frame to write
             // What was written, for the frames a flush resumes at before a rewind's target: those
             // are written again as they were, up to `replayEnd` (see `FrameHistory`). The server
-            // holds no more than its buffer, and a second covers what its sink has taken.
+            // holds no more than its buffer (`bufferDuration`); the second more is slack.
             var history = FrameHistory(capacityFrames: Int(Double(format.sampleRate) * (self.bufferDuration + 1)), channelCount: format.channelCount)
             var replayEnd: Int64 = 0
             var isRefilling = true
@@ -80,7 +80,10 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                 while !thread.shouldStop {
                     let writable = try stream.waitUntilWritable(minimumFrames: isRefilling ? 1 : writeFrames)
                     if thread.shouldStop { break }
-                    if let target = rewinds.take(), target < frame {
+                    let rewind = rewinds.take()
+                    // A rewind to frames not written yet still ends a replay pending there: they render anew.
+                    if let target = rewind, target >= frame { replayEnd = min(replayEnd, target) }
+                    if let target = rewind, target < frame {
                         // The server plays on from what it was about to play: everything from there is written again.
                         let resume = try stream.flush()
                         logger.trace("\(name): rewound to frame \(target); the server resumes at \(resume), \(frame - resume) frames written again")
@@ -130,7 +133,10 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                             _ = source.render(into: UnsafeMutableBufferPointer(rebasing: slice[(replayed * format.channelCount)...]),
                                               frameCount: count - replayed, atRouteFrame: frame + Int64(replayed))
                         }
-                        history.record(UnsafeBufferPointer(slice), at: frame)
+                        // Replayed frames are in the history already: recording them would drop the rest of the replay from it.
+                        if replayed < count {
+                            history.record(UnsafeBufferPointer(rebasing: slice[(replayed * format.channelCount)...]), at: frame + Int64(replayed))
+                        }
                         try stream.write(UnsafeBufferPointer(slice))
                     }
                     frame += Int64(count)

@@ -8,10 +8,12 @@
 struct FrameHistory {
     /// Frames it holds at most.
     let capacityFrames: Int
+    /// Interleaved samples per frame.
     let channelCount: Int
     private var samples: [Float]
-    /// The frames it holds: `startFrame..<endFrame`, written one after the other.
+    /// The first frame it holds: it holds `startFrame..<endFrame`, written one after the other.
     private(set) var startFrame: Int64 = 0
+    /// The frame after the last it holds.
     private(set) var endFrame: Int64 = 0
 
     /// An empty history of up to `capacityFrames` frames of `channelCount` interleaved channels.
