@@ -545,9 +545,10 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// On a rewindable route, the earliest media frame the timeline plays from a second ago on:
     /// audio from there on may be rendered again and stays queued (a rewind's target is the frame
     /// heard plus the margin, but the route's idea of that frame can be off; frames before the
-    /// target a route writes again from its own copy, see `RewindableRoute`). Not simply the frame heard a second ago: after
-    /// a restart from an earlier time (play from stopped, a seek back), the frames just rendered lie
-    /// before it, and a route that resumes before the restart's first frame renders them again.
+    /// target a route writes again from its own copy, see `RewindableRoute`). Not simply the frame
+    /// heard a second ago: after a restart from an earlier time (play from stopped, a seek back),
+    /// the frames just rendered lie before it, and a route that resumes before the restart's first
+    /// frame renders them again.
     /// `Int64.max` (keep nothing played) on other routes.
     private func retainedMediaFrame(_ timebase: Timebase) -> Int64 {
         let route = state.withLock { $0.route }

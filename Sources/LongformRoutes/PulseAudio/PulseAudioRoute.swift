@@ -130,12 +130,11 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                         let slice = UnsafeMutableBufferPointer(rebasing: pointer[0..<(count * format.channelCount)])
                         let replayed = history.copy(from: frame, count: replayFrames, into: slice) ? replayFrames : 0
                         if replayed < count {
-                            _ = source.render(into: UnsafeMutableBufferPointer(rebasing: slice[(replayed * format.channelCount)...]),
-                                              frameCount: count - replayed, atRouteFrame: frame + Int64(replayed))
-                        }
-                        // Replayed frames are in the history already: recording them would drop the rest of the replay from it.
-                        if replayed < count {
-                            history.record(UnsafeBufferPointer(rebasing: slice[(replayed * format.channelCount)...]), at: frame + Int64(replayed))
+                            let rendered = UnsafeMutableBufferPointer(rebasing: slice[(replayed * format.channelCount)...])
+                            _ = source.render(into: rendered, frameCount: count - replayed, atRouteFrame: frame + Int64(replayed))
+                            // Only what was rendered: replayed frames are in the history already, and
+                            // recording them would drop the rest of the replay from it.
+                            history.record(UnsafeBufferPointer(rendered), at: frame + Int64(replayed))
                         }
                         try stream.write(UnsafeBufferPointer(slice))
                     }
