@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,13 +15,23 @@ public final class NetworkNamespace: @unchecked Sendable {
     /// The namespace's address.
     public let address: String
     private let hostInterface: String
+    private let number: Int
+    /// The subnet numbers this process's namespaces hold: two tests running at once drew the same
+    /// one at random, and the second could not make its namespace.
+    private static let numbersInUse = Mutex<Set<Int>>([])
 
     /// Whether this process may make namespaces.
     public static var isAvailable: Bool { geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") }
 
     /// Makes the namespace and its link, up.
     public init() throws {
-        let number = Int.random(in: 1...250)
+        let number = Self.numbersInUse.withLock { used in
+            var number: Int
+            repeat { number = Int.random(in: 1...250) } while used.contains(number)
+            used.insert(number)
+            return number
+        }
+        self.number = number
         let tag = "\(getpid() % 10_000)\(number)"
         name = "lf-\(tag)"
         hostInterface = "lfh\(tag)"
@@ -44,6 +55,7 @@ public final class NetworkNamespace: @unchecked Sendable {
         _ = try? ExternalTool.run("/usr/sbin/ip", ["route", "del", "blackhole", "\(hostAddress.dropLast(1))0/30"])
         _ = try? ExternalTool.run("/usr/sbin/ip", ["link", "del", hostInterface])
         _ = try? ExternalTool.run("/usr/sbin/ip", ["netns", "del", name])
+        _ = Self.numbersInUse.withLock { $0.remove(number) }
     }
 
     /// What runs a command inside: `ip netns exec NAME`.
