@@ -80,18 +80,32 @@ import Testing
     }
 
     @Test func aCutIsHeardAtOnceThoughTheServerHoldsSeconds() throws {
-        let (monitor, route, renderer, synchronizer) = try Self.recordedPlayback()
+        try Self.checkThatACutIsHeardAtOnce(recorderLatencyMilliseconds: 20)
+    }
+
+    /// The same with the monitor recorded at a latency of 2 s, so that no other stream asks the
+    /// sink for less than the route does (as when nothing records): a sink that rendered a second
+    /// ahead would play on a second past the cut, which no flush takes back.
+    @Test func aCutIsHeardAtOnceWhenNoOtherStreamAsksTheSinkForALowLatency() throws {
+        try Self.checkThatACutIsHeardAtOnce(recorderLatencyMilliseconds: 2_000)
+    }
+
+    /// Plays level A, cuts it from the playhead a second in for level B, and checks the monitor:
+    /// A up to the cut, then B, nothing of A after it.
+    static func checkThatACutIsHeardAtOnce(recorderLatencyMilliseconds: Int) throws {
+        let (monitor, route, renderer, synchronizer) = try Self.recordedPlayback(recorderLatencyMilliseconds: recorderLatencyMilliseconds)
         // 6 s at level A; once 1 s is heard, everything from the playhead on becomes 1 s at level B.
         renderer.enqueue(Self.constant(0.25, frames: 44_100 * 6, at: .zero))
         synchronizer.setRate(1, time: .zero)
         let deadline = Date(timeIntervalSinceNow: 5)
         while synchronizer.currentTime().seconds < 1 && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
-        #expect(route.clock.framesRendered - route.clock.currentFrame() > 44_100, "the server held less than a second")
+        #expect(route.clock.framesRendered - route.clock.currentFrame() > 44_100 / 2, "the server held less than half a second")
         let cut = renderer.flushFromPlayhead(notBefore: .zero)
         renderer.enqueue(Self.constant(0.5, frames: 44_100, at: cut))
         Thread.sleep(forTimeInterval: 2)
         synchronizer.removeRenderer(renderer, at: .invalid)
-        let samples = monitor.finish(covering: 0)
+        // Up to B's end and a little more (a recorder with a long latency lags behind).
+        let samples = monitor.finish(covering: Int((cut.seconds + 1.2) * 44_100) * 4)
         let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
         let levelA: Int32 = 8_192, levelB: Int32 = 16_384
         let firstB = try #require(left.firstIndex { abs($0 - levelB) <= 1 }, "level B never came out")
@@ -198,8 +212,8 @@ import Testing
     }
 
     /// A renderer and synchronizer playing to the test server's sink, and its monitor recorded.
-    static func recordedPlayback() throws -> (MonitorRecording, PulseAudioRoute, AudioRenderer, RenderSynchronizer) {
-        let monitor = try MonitorRecording(server: try PulseAudioServer.start())
+    static func recordedPlayback(recorderLatencyMilliseconds: Int = 20) throws -> (MonitorRecording, PulseAudioRoute, AudioRenderer, RenderSynchronizer) {
+        let monitor = try MonitorRecording(server: try PulseAudioServer.start(), latencyMilliseconds: recorderLatencyMilliseconds)
         let route = PulseAudioRoute(sink: PulseAudioServer.sinkName)
         let renderer = AudioRenderer(route: route)
         let synchronizer = RenderSynchronizer()
@@ -239,12 +253,13 @@ final class MonitorRecording {
     private let recorder = Process()
     private let path = TestAudio.path("pulse-monitor-\(UUID().uuidString.prefix(8)).raw")
 
-    /// Starts parec and returns once it really captures (the monitor's silence arrives): a new
+    /// Starts parec, asking the server for `latencyMilliseconds` (which the sink then renders
+    /// ahead at most), and returns once it really captures (the monitor's silence arrives): a new
     /// stream on this VM's PulseAudio can take a second to start.
-    init(server: String) throws {
+    init(server: String, latencyMilliseconds: Int = 20) throws {
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         recorder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        recorder.arguments = ["parec", "-d", "\(PulseAudioServer.sinkName).monitor", "--format=s16le", "--rate=44100", "--channels=2", "--raw", "--latency-msec=20"]
+        recorder.arguments = ["parec", "-d", "\(PulseAudioServer.sinkName).monitor", "--format=s16le", "--rate=44100", "--channels=2", "--raw", "--latency-msec=\(latencyMilliseconds)"]
         recorder.environment = ProcessInfo.processInfo.environment.merging(["PULSE_SERVER": server]) { $1 }
         recorder.standardInput = FileHandle.nullDevice
         recorder.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: path))

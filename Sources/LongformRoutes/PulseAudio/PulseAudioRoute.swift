@@ -6,12 +6,13 @@ import LongformRendering
 
 /// Plays to a PulseAudio server (or PipeWire's pulse server), to its default sink or a named one.
 ///
-/// The server holds a large buffer (`bufferDuration`, 4 s) that the route fills in large writes
-/// (1 s), so that it wakes up about once a second. It can still take that buffer back: a rewind flushes
-/// the stream and writes again from the frame the server was about to play (what comes before
-/// the frame the rewind asked for, from its copy of what it wrote), so that a pause, a seek or an
-/// edit is heard within milliseconds. The clock is the server's own account of the
-/// frame heard now (the stream's read position less the sink's latency).
+/// The server holds a large buffer (`bufferDuration`, 2 s) that the route fills in large writes
+/// (1 s), so that it wakes up about once a second; its sink renders only a little of it ahead
+/// (`sinkLatency`). The route can still take that buffer back: a rewind flushes the stream and
+/// writes again from the frame the server was about to play (what comes before the frame the
+/// rewind asked for, from its copy of what it wrote), so that a pause, a seek or an edit is heard
+/// within milliseconds. The clock is the server's own account of the frame heard now (the
+/// stream's read position less the sink's latency).
 public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
     public let name: String
     public let format: AudioFormat
@@ -20,8 +21,11 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
     public let clock: RouteClock
     /// The sink, or nil for the server's default.
     public let sink: String?
-    /// Seconds of audio the server holds ahead of what is heard.
+    /// Seconds of audio the server holds ahead of what is heard, at most: two writes and its sink's latency.
     public let bufferDuration: Double
+    /// Seconds of audio the server's sink renders ahead of what is heard, asked for: what a flush
+    /// cannot take back (a sink that can rewind takes it back when written behind; see `start`).
+    public let sinkLatency: Double
     /// Seconds of audio per write: the server asks again when that much has played.
     public let writeDuration: Double
     private let thread = RestartableRouteThread()
@@ -31,14 +35,15 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
 
     /// A route to `sink` (nil: the default sink).
     public init(sink: String? = nil, sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 4,
-                bufferDuration: Double = 4, writeDuration: Double = 1) {
+                writeDuration: Double = 1, sinkLatency: Double = 0.025) {
         self.sink = sink
         self.name = sink.map { "pulse:" + $0 } ?? "pulse"
         self.format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
         // Well past what the server holds, so that the route finds audio queued when it writes.
-        self.preferredLookAhead = max(lookAhead, bufferDuration + 2)
-        self.bufferDuration = bufferDuration
         self.writeDuration = writeDuration
+        self.sinkLatency = sinkLatency
+        self.bufferDuration = 2 * writeDuration + sinkLatency
+        self.preferredLookAhead = max(lookAhead, bufferDuration + 2)
         // Where a flush lets the next write start depends on the sink (a few milliseconds past the
         // frame heard on a null sink); the route starts from 20 ms and learns it from each flush.
         self.clock = RouteClock(sampleRate: sampleRate, rewindMarginFrames: Int64(sampleRate / 50))
@@ -46,7 +51,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
 
     public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
         stop(waiting: true) // a route started again: its old thread is woken and gone first
-        let stream = try PulseStream(route: name, sink: sink, format: format, bufferSeconds: bufferDuration, requestSeconds: writeDuration)
+        let stream = try PulseStream(route: name, sink: sink, format: format, requestSeconds: writeDuration, sinkLatencySeconds: sinkLatency)
         connection.value = stream
         let format = format, clock = clock, logger = logger, name = name, rewinds = rewinds
         let writeFrames = Int(Double(format.sampleRate) * writeDuration)
@@ -68,6 +73,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
             // holds no more than its buffer (`bufferDuration`); the second more is slack.
             var history = FrameHistory(capacityFrames: Int(Double(format.sampleRate) * (self.bufferDuration + 1)), channelCount: format.channelCount)
             var replayEnd: Int64 = 0
+            var framesBehindEnd = 0 // how far before the server's write index the next write goes
             var isRefilling = true
             var heardFilter = HeardFrameFilter(sampleRate: format.sampleRate)
             // The clock from the server's last timing report, through the filter, read at now.
@@ -101,8 +107,21 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                         // written, which its prebuffering prevents; then the route's frames follow.)
                         replayEnd = resume < target && history.holds(resume..<target) ? target : resume
                         frame = resume
+                        // The first write starts a little behind the frame heard now, with what was
+                        // written there: behind the server's read index, so that a sink that can rewind
+                        // takes back what it rendered ahead and renders again at once (else the change
+                        // waits for its next block), as it does when a stream that ran dry is written
+                        // to. The audio is what it had, so a sink that cannot rewind loses nothing.
+                        if clock.isRunning {
+                            let behind = clock.currentFrame() - 2 * safetyFrames
+                            if behind < resume && history.holds(behind..<resume) {
+                                framesBehindEnd = Int(resume - behind)
+                                frame = behind
+                                replayEnd = max(replayEnd, resume)
+                            }
+                        }
                         if resume > target { source.routeDidResume(atFrame: resume, afterRewindTo: target) }
-                        clock.noteFramesRendered(frame)
+                        clock.noteFramesRendered(resume)
                         isRefilling = true
                         continue
                     }
@@ -136,7 +155,8 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                             // recording them would drop the rest of the replay from it.
                             history.record(UnsafeBufferPointer(rendered), at: frame + Int64(replayed))
                         }
-                        try stream.write(UnsafeBufferPointer(slice))
+                        try stream.write(UnsafeBufferPointer(slice), fromFramesBeforeEnd: framesBehindEnd)
+                        framesBehindEnd = 0
                     }
                     frame += Int64(count)
                     clock.noteFramesRendered(frame)

@@ -19,9 +19,10 @@ final class PulseStream: @unchecked Sendable {
     /// Set by `interrupt()`, cleared by the waiter: another thread has something for the route's thread.
     private var isInterrupted = false // guarded by the mainloop lock
 
-    /// Connects to the server and opens a stream to `sink` (nil: the default) that holds
-    /// `bufferSeconds` and asks for more whenever `requestSeconds` are free.
-    init(route: String, sink: String?, format: AudioFormat, bufferSeconds: Double, requestSeconds: Double, timeoutSeconds: Double = 5) throws(RouteError) {
+    /// Connects to the server and opens a stream to `sink` (nil: the default) that asks for more
+    /// whenever `requestSeconds` are free, holds two of those, and asks the sink to render no more
+    /// than `sinkLatencySeconds` ahead.
+    init(route: String, sink: String?, format: AudioFormat, requestSeconds: Double, sinkLatencySeconds: Double, timeoutSeconds: Double = 5) throws(RouteError) {
         self.route = route
         frameBytes = format.channelCount * MemoryLayout<Float>.size
         sampleRate = format.sampleRate
@@ -58,11 +59,15 @@ final class PulseStream: @unchecked Sendable {
         // silence past what was written, and a late write lands behind its read index: the sink
         // rewinds for it if it can (one block at most; a null sink's monitor never shows the
         // stretch rewound) and the rest is never heard.
-        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(bufferSeconds), prebuf: UInt32(frameBytes), minreq: bytes(requestSeconds), fragsize: UInt32.max)
+        // With PA_STREAM_ADJUST_LATENCY the server asks the sink for a latency of half of what the
+        // stream holds beyond two requests, and keeps the rest: so the stream holds two requests
+        // and twice the sink's latency. The sink's latency is what a flush cannot take back: with
+        // 1 s requests in 4 s, a sink nobody else asked for less rendered 1 s ahead, and a change
+        // was heard up to a second late (without adjusting, a fresh null sink renders 2 s ahead).
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(2 * (requestSeconds + sinkLatencySeconds)), prebuf: UInt32(frameBytes),
+                                        minreq: bytes(requestSeconds), fragsize: UInt32.max)
         // Timing is asked for with each write and each flush, which is as often as the clock is
         // read: libpulse's automatic updates would wake the mainloop several times a second.
-        // Adjusting the latency keeps the sink's own buffer small, which is what a flush cannot take
-        // back (without it a fresh null sink holds its first 2 s beyond reach).
         let flags = pa_stream_flags_t(PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
         guard pa_stream_connect_playback(stream, sink, &attributes, flags, nil, nil) >= 0 else { throw contextError() }
         while pa_stream_get_state(stream) != PA_STREAM_READY {
@@ -121,11 +126,14 @@ final class PulseStream: @unchecked Sendable {
         unlock()
     }
 
-    /// Hands interleaved Float32 frames to the server, after what it holds.
-    func write(_ samples: UnsafeBufferPointer<Float>) throws(RouteError) {
+    /// Hands interleaved Float32 frames to the server, after what it holds, or from `backFrames`
+    /// before its end (the server replaces what it held there, and when that is behind its read
+    /// index it asks its sink to take back what it rendered and render it again).
+    func write(_ samples: UnsafeBufferPointer<Float>, fromFramesBeforeEnd backFrames: Int = 0) throws(RouteError) {
         lock()
         defer { unlock() }
-        guard let stream, pa_stream_write(stream, samples.baseAddress, samples.count * MemoryLayout<Float>.size, nil, 0, PA_SEEK_RELATIVE) >= 0 else {
+        guard let stream, pa_stream_write(stream, samples.baseAddress, samples.count * MemoryLayout<Float>.size, nil,
+                                          -Int64(backFrames * frameBytes), PA_SEEK_RELATIVE) >= 0 else {
             throw contextError()
         }
         // A fresh timing report for the next reading of the clock; nobody waits for it.
