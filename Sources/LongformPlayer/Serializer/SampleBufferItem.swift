@@ -29,6 +29,8 @@ final class SampleBufferItem: @unchecked Sendable {
     /// The observer at the item's end on the timeline.
     var boundaryObserver: RenderSynchronizer.TimeObserverToken?
     private var source: AudioFileSource?
+    /// Whether `source` was kept open across a flush and must seek to `startOffset` before it is read.
+    private var isSourceMisplaced = false
     /// The cover art found when the source was last opened, until the player takes it to show.
     private var artwork: AudioMetadata.Artwork?
 
@@ -54,6 +56,11 @@ final class SampleBufferItem: @unchecked Sendable {
         guard !isFullyEnqueued else { return nil }
         isEnqueued = true
         do throws(SourceError) {
+            if let kept = source, isSourceMisplaced {
+                isSourceMisplaced = false
+                // A source that cannot seek now (a connection that dropped meanwhile) is opened afresh.
+                do throws(SourceError) { try kept.seek(to: startOffset) } catch { source = nil }
+            }
             if source == nil {
                 let opening = try AudioFileSource(location: playlistItem.location)
                 playlistItem.adopt(opening.metadata)
@@ -89,9 +96,13 @@ final class SampleBufferItem: @unchecked Sendable {
         source = nil
     }
 
-    /// Takes the item off the timeline: it will be enqueued again from its start offset.
-    func flushSource() {
-        source = nil
+    /// Takes the item off the timeline: it will be enqueued again from its start offset. With
+    /// `keepingSource`, an open source stays open and seeks there instead of opening again (a
+    /// seek within the item playing is heard sooner: opening a file and reading its headers took
+    /// most of a millisecond).
+    func flushSource(keepingSource: Bool = false) {
+        if !keepingSource { source = nil }
+        isSourceMisplaced = source != nil
         isEnqueued = false
         isFullyEnqueued = false
         timelineBase = nil

@@ -49,6 +49,8 @@ final class SampleBufferSerializer: @unchecked Sendable {
     private var enqueuingIndex = 0
     /// Where the next item's zero goes on the timeline: the end of the last fully enqueued item.
     private var nextItemBase: MediaTime = .zero
+    /// The end of the latest audio enqueued: a restart places its items past it (see `restartBatched`).
+    private var enqueuedTimelineEnd: MediaTime = .zero
     /// The rate wanted: 0 paused, 1 playing.
     private(set) var rate: Double = 0
     /// The rate last reported, so that the momentary stop inside a restart is not reported.
@@ -118,15 +120,22 @@ final class SampleBufferSerializer: @unchecked Sendable {
     }
 
     private func restartBatched(with newItems: [SampleBufferItem], atOffset offset: MediaTime, rate: Double, timelineTime: MediaTime?) {
-        stopEnqueuing()
+        // A restart goes on at timeline times never used before, a whole second past the audio
+        // enqueued and the time heard: a rewindable route may render frames before the restart
+        // again on the old timeline (its clock or margin moved), and at reused times those would
+        // read the new items' audio (a few milliseconds of it heard ahead of its start).
+        let used = max(enqueuedTimelineEnd, synchronizer.currentTime())
+        let startTime = timelineTime ?? (used > .zero ? MediaTime(value: Int64(used.seconds.rounded(.up)) + 1, timescale: 1) + offset : offset)
+        // The first item keeps its source if it is open (a seek within the item playing).
+        let first = newItems.first
+        stopEnqueuing(keepingSourceOf: first)
         items = newItems
         for item in items {
             item.startOffset = .zero
-            item.flushSource()
+            item.flushSource(keepingSource: item === first)
         }
         items.first?.startOffset = offset
         enqueuingIndex = 0
-        let startTime = timelineTime ?? offset
         nextItemBase = startTime - offset
         self.rate = rate
         logger.info("restart: \(newItems.count) item(s) from \(offset.seconds) s of \(newItems.first?.playlistItem.displayTitle ?? "nothing"), rate \(rate)")
@@ -243,6 +252,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
                 buffer.outputPresentationTime = item.timelineBase! + buffer.presentationTime + buffer.trimDurationAtStart
                 renderer.enqueue(buffer)
                 enqueued += buffer.outputDuration.seconds
+                enqueuedTimelineEnd = max(enqueuedTimelineEnd, buffer.outputEndTime)
             } catch {
                 logger.error("item failed, skipped: \(error)")
                 eventHandler(.itemFailed(item, error))
@@ -270,11 +280,11 @@ final class SampleBufferSerializer: @unchecked Sendable {
         renderer.stopRequestingMediaData()
     }
 
-    private func stopEnqueuing() {
+    private func stopEnqueuing(keepingSourceOf kept: SampleBufferItem? = nil) {
         renderer.stopRequestingMediaData()
         synchronizer.setRate(0, time: .invalid)
         renderer.flush()
-        for item in items { takeOffTimeline(item) }
+        for item in items { takeOffTimeline(item, keepingSource: item === kept) }
     }
 
     private func reportRateIfChanged() {
@@ -284,10 +294,10 @@ final class SampleBufferSerializer: @unchecked Sendable {
         eventHandler(.rateChanged(now))
     }
 
-    private func takeOffTimeline(_ item: SampleBufferItem) {
+    private func takeOffTimeline(_ item: SampleBufferItem, keepingSource: Bool = false) {
         if let observer = item.boundaryObserver { synchronizer.removeTimeObserver(observer) }
         item.boundaryObserver = nil
-        item.flushSource()
+        item.flushSource(keepingSource: keepingSource)
     }
 
     // MARK: - Following the playhead

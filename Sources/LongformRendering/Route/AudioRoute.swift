@@ -37,7 +37,8 @@ public protocol AudioRoute: AnyObject, Sendable {
 /// Contract: after `rewind(toFrame:)` the route renders again from `frame`. When its device
 /// cannot discard exactly there and resumes at an earlier frame, it plays the frames before
 /// `frame` as it did before, from its own copy of what it wrote: the renderer's queue may no
-/// longer hold their audio (a restart flushes it and enqueues the new item at the same media times).
+/// longer hold their audio (a flush empties it, and a client may enqueue other audio at the same
+/// media times).
 /// Its clock's `rewindMarginFrames` says how close to the frame heard now a rewind can reach.
 public protocol RewindableRoute: AudioRoute {
     /// Discards what the route holds from route frame `frame` on and renders it again; returns at once.

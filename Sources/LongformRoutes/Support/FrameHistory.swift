@@ -3,8 +3,8 @@
 /// A route that flushes a server stream resumes where the server was about to play, which can be
 /// before the frame a rewind asked for. The frames in between were not changed, and are written
 /// again from here as they were: rendering them again would read the renderer's queue as it is
-/// now, and after a restart that queue holds the new item's audio at the old timeline's media
-/// times (a few milliseconds of it came out ahead of its start).
+/// now, which after a flush may hold other audio at the old timeline's media times (a restart that
+/// reused them had a few milliseconds of the new item come out ahead of its start).
 struct FrameHistory {
     /// Frames it holds at most.
     let capacityFrames: Int
