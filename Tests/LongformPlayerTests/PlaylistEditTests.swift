@@ -90,7 +90,7 @@ import Testing
 
     @Test func aRouteChangeInTheMiddleOfAnItemLosesAndRepeatsNothing() throws {
         #expect(runs(try heard(all, [(4_321, .routeChange)])) == "item 1 frames 0..<8000, item 2 frames 0..<6000, item 3 frames 0..<7000, item 4 frames 0..<5000")
-        // After a seek the timeline is the item's; the route change still resumes at the right offset.
+        // After a seek the timeline starts afresh; the route change still resumes at the right offset.
         #expect(runs(try heard(all, [(9_000, .seek(index: nil, frames: 3_000)), (9_500, .routeChange)])) == "item 1 frames 0..<8000, item 2 frames 0..<1000, item 2 frames 3000..<6000, item 3 frames 0..<7000, item 4 frames 0..<5000")
     }
 

@@ -94,6 +94,7 @@ import Testing
     /// A up to the cut, then B, nothing of A after it.
     static func checkThatACutIsHeardAtOnce(recorderLatencyMilliseconds: Int) throws {
         let (monitor, route, renderer, synchronizer) = try Self.recordedPlayback(recorderLatencyMilliseconds: recorderLatencyMilliseconds)
+        let recordedBeforePlaying = monitor.byteCount
         // 6 s at level A; once 1 s is heard, everything from the playhead on becomes 1 s at level B.
         renderer.enqueue(Self.constant(0.25, frames: 44_100 * 6, at: .zero))
         synchronizer.setRate(1, time: .zero)
@@ -105,7 +106,7 @@ import Testing
         Thread.sleep(forTimeInterval: 2)
         synchronizer.removeRenderer(renderer, at: .invalid)
         // Up to B's end and a little more (a recorder with a long latency lags behind).
-        let samples = monitor.finish(covering: Int((cut.seconds + 1.2) * 44_100) * 4)
+        let samples = monitor.finish(covering: recordedBeforePlaying + Int((cut.seconds + 1.2) * 44_100) * 4)
         let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
         let levelA: Int32 = 8_192, levelB: Int32 = 16_384
         let firstB = try #require(left.firstIndex { abs($0 - levelB) <= 1 }, "level B never came out")

@@ -5,7 +5,8 @@ import LongformSources
 
 /// One playlist entry as the serializer plays it: a unique id (so that the same URL twice is two
 /// items), the part of the item to play, how far it has been enqueued, and a source that is opened
-/// when the first buffer is asked for and released once the item is fully enqueued.
+/// when the first buffer is asked for and released once the item is fully enqueued or taken off
+/// the timeline (unless a restart keeps it, see `flushSource(keepingSource:)`).
 /// Used only on the player's queue.
 final class SampleBufferItem: @unchecked Sendable {
     /// New for every entry, also for the same URL twice.

@@ -112,8 +112,8 @@ final class SampleBufferSerializer: @unchecked Sendable {
     // MARK: - The two paths
 
     /// Flushes everything and plays `newItems` from `offset` into the first, at `rate`.
-    /// `timelineTime` is where the first frame goes on the timeline (the offset itself unless the
-    /// timeline must go on, as after a route change).
+    /// `timelineTime` is where the first frame goes on the timeline (nil: at times not used before,
+    /// see `restartBatched`; given when the timeline must go on, as after a route change).
     func restart(with newItems: [SampleBufferItem], atOffset offset: MediaTime, rate: Double, timelineTime: MediaTime? = nil) {
         // The pause, the flush, the preroll and the start reach a rewindable route as one change.
         renderer.batchingRewinds { restartBatched(with: newItems, atOffset: offset, rate: rate, timelineTime: timelineTime) }
@@ -121,9 +121,11 @@ final class SampleBufferSerializer: @unchecked Sendable {
 
     private func restartBatched(with newItems: [SampleBufferItem], atOffset offset: MediaTime, rate: Double, timelineTime: MediaTime?) {
         // A restart goes on at timeline times never used before, a whole second past the audio
-        // enqueued and the time heard: a rewindable route may render frames before the restart
-        // again on the old timeline (its clock or margin moved), and at reused times those would
-        // read the new items' audio (a few milliseconds of it heard ahead of its start).
+        // enqueued and the time heard (unless `timelineTime` says where: a route change goes on
+        // from the flush time on a route with no earlier frames): a rewindable route may render
+        // frames before the restart again on the old timeline (its clock or margin moved), and at
+        // reused times those would read the new items' audio (a few milliseconds of it heard
+        // ahead of its start).
         let used = max(enqueuedTimelineEnd, synchronizer.currentTime())
         let startTime = timelineTime ?? (used > .zero ? MediaTime(value: Int64(used.seconds.rounded(.up)) + 1, timescale: 1) + offset : offset)
         // The first item keeps its source if it is open (a seek within the item playing).

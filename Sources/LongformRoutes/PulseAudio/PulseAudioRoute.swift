@@ -21,7 +21,8 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
     public let clock: RouteClock
     /// The sink, or nil for the server's default.
     public let sink: String?
-    /// Seconds of audio the server holds ahead of what is heard, at most: two writes and its sink's latency.
+    /// Seconds of audio the server holds ahead of what is heard, at most: two writes in the
+    /// stream's queue, and its sink's latency twice (once in the queue, once in the sink).
     public let bufferDuration: Double
     /// Seconds of audio the server's sink renders ahead of what is heard, asked for: what a flush
     /// cannot take back (a sink that can rewind takes it back when written behind; see `start`).
@@ -42,7 +43,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
         // Well past what the server holds, so that the route finds audio queued when it writes.
         self.writeDuration = writeDuration
         self.sinkLatency = sinkLatency
-        self.bufferDuration = 2 * writeDuration + sinkLatency
+        self.bufferDuration = 2 * (writeDuration + sinkLatency)
         self.preferredLookAhead = max(lookAhead, bufferDuration + 2)
         // Where a flush lets the next write start depends on the sink (a few milliseconds past the
         // frame heard on a null sink); the route starts from 20 ms and learns it from each flush.
@@ -87,12 +88,14 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     let writable = try stream.waitUntilWritable(minimumFrames: isRefilling ? 1 : writeFrames)
                     if thread.shouldStop { break }
                     let rewind = rewinds.take()
+                    // The end of what the server holds: past `frame` while a write behind it is pending.
+                    let serverEnd = frame + Int64(framesBehindEnd)
                     // A rewind to frames not written yet still ends a replay pending there: they render anew.
-                    if let target = rewind, target >= frame { replayEnd = min(replayEnd, target) }
-                    if let target = rewind, target < frame {
+                    if let target = rewind, target >= serverEnd { replayEnd = min(replayEnd, target) }
+                    if let target = rewind, target < serverEnd {
                         // The server plays on from what it was about to play: everything from there is written again.
                         let resume = try stream.flush()
-                        logger.trace("\(name): rewound to frame \(target); the server resumes at \(resume), \(frame - resume) frames written again")
+                        logger.trace("\(name): rewound to frame \(target); the server resumes at \(resume), \(serverEnd - resume) frames written again")
                         if clock.isRunning {
                             // The server cannot take back what its sink already has: learn how far
                             // ahead of the frame heard that reaches, so that the next change is placed
@@ -107,6 +110,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                         // written, which its prebuffering prevents; then the route's frames follow.)
                         replayEnd = resume < target && history.holds(resume..<target) ? target : resume
                         frame = resume
+                        framesBehindEnd = 0
                         // The first write starts a little behind the frame heard now, with what was
                         // written there: behind the server's read index, so that a sink that can rewind
                         // takes back what it rendered ahead and renders again at once (else the change
@@ -129,6 +133,12 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     if isRefilling {
                         count = min(count, firstWriteFrames)
                         isRefilling = false
+                    }
+                    // A write that would not reach the server's read index again is not sent behind
+                    // it: a sink that rewound for it would run dry until the next write.
+                    if framesBehindEnd > 0 && count <= framesBehindEnd {
+                        frame += Int64(framesBehindEnd)
+                        framesBehindEnd = 0
                     }
                     // Frames before a rewind's target first, from what was written; then what the renderer has queued.
                     let replayFrames = Int(max(0, min(replayEnd - frame, Int64(count))))

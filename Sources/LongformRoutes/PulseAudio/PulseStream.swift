@@ -60,10 +60,11 @@ final class PulseStream: @unchecked Sendable {
         // rewinds for it if it can (one block at most; a null sink's monitor never shows the
         // stretch rewound) and the rest is never heard.
         // With PA_STREAM_ADJUST_LATENCY the server asks the sink for a latency of half of what the
-        // stream holds beyond two requests, and keeps the rest: so the stream holds two requests
-        // and twice the sink's latency. The sink's latency is what a flush cannot take back: with
-        // 1 s requests in 4 s, a sink nobody else asked for less rendered 1 s ahead, and a change
-        // was heard up to a second late (without adjusting, a fresh null sink renders 2 s ahead).
+        // stream's target holds beyond two requests, and queues the target less what the sink
+        // got: two requests and the sink's latency in the queue, the sink's latency in the sink.
+        // The sink's latency is what a flush cannot take back: with 1 s requests in 4 s, a sink
+        // nobody else asked for less rendered 1 s ahead, and a change was heard up to a second
+        // late (without adjusting, a fresh null sink renders 2 s ahead).
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(2 * (requestSeconds + sinkLatencySeconds)), prebuf: UInt32(frameBytes),
                                         minreq: bytes(requestSeconds), fragsize: UInt32.max)
         // Timing is asked for with each write and each flush, which is as often as the clock is
