@@ -118,10 +118,10 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                         // to. The audio is what it had, so a sink that cannot rewind loses nothing.
                         if clock.isRunning {
                             let behind = clock.currentFrame() - 2 * safetyFrames
+                            // (`replayEnd` is already at or past `resume`: from `behind` to there is all a replay.)
                             if behind < resume && history.holds(behind..<resume) {
                                 framesBehindEnd = Int(resume - behind)
                                 frame = behind
-                                replayEnd = max(replayEnd, resume)
                             }
                         }
                         if resume > target { source.routeDidResume(atFrame: resume, afterRewindTo: target) }
