@@ -64,9 +64,9 @@ enum ScriptedRun {
     }
 
     /// Renders and compares with the model; returns a description of the first difference, or nil.
-    static func check(_ playlist: [PlaylistModel.Item], edits: [Edit]) throws -> String? {
+    static func check(_ playlist: [PlaylistModel.Item], edits: [Edit], lookAhead: Double = 60) throws -> String? {
         let expected = PlaylistModel.heard(playing: playlist, with: edits)
-        let actual = try render(playlist, edits: edits)
+        let actual = try render(playlist, edits: edits, lookAhead: lookAhead)
         if actual.refused.count != expected.refusals {
             return "refused \(actual.refused.count) edits, expected \(expected.refusals): \(actual.refused)"
         }

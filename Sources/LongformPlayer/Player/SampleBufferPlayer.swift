@@ -300,8 +300,7 @@ public final class SampleBufferPlayer: @unchecked Sendable {
             if current + 1 < items.count {
                 restart(at: current + 1, offset: .zero)
             } else {
-                stopOnQueue()
-                resumeIndex = 0
+                stopOnQueue(resumingAt: 0)
             }
         }
     }
@@ -393,15 +392,23 @@ public final class SampleBufferPlayer: @unchecked Sendable {
         serializer.continuePlayback(with: Array(items[current...]))
     }
 
-    private func stopOnQueue() {
+    /// Stops; a later `play()` starts at the item at `index` (the current one when nil).
+    private func stopOnQueue(resumingAt index: Int? = nil) {
         guard state != .stopped else { return }
         logger.info("stop")
-        resumeIndex = currentPosition ?? 0
+        resumeIndex = index ?? currentPosition ?? 0
         serializer.stop()
         currentPosition = nil
         announcedItem = nil
         emit(.currentItemChanged(index: nil, id: nil))
         setState(.stopped)
+        prepareResumeItem()
+    }
+
+    /// Opens the item `play()` would start with ahead of time, so that play is heard sooner.
+    private func prepareResumeItem() {
+        guard !items.isEmpty else { return }
+        serializer.prepareSource(of: items[min(resumeIndex, items.count - 1)])
     }
 
     private func setState(_ newState: PlaybackState) {
@@ -441,11 +448,12 @@ public final class SampleBufferPlayer: @unchecked Sendable {
                 announcedItem = nil
                 emit(.currentItemChanged(index: nil, id: nil))
                 setState(.stopped)
+                prepareResumeItem()
             }
         case .itemFailed(let item, let error):
             publish()
             if let index = items.firstIndex(where: { $0 === item }) { emit(.itemFailed(index: index, id: item.uniqueID, error: error)) }
-        case .itemOpened:
+        case .itemEntryChanged:
             didEditPlaylist()
         case .offsetChanged(let offset):
             emit(.offsetChanged(offset))

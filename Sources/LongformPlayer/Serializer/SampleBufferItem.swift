@@ -5,8 +5,9 @@ import LongformSources
 
 /// One playlist entry as the serializer plays it: a unique id (so that the same URL twice is two
 /// items), the part of the item to play, how far it has been enqueued, and a source that is opened
-/// when the first buffer is asked for and released once the item is fully enqueued or taken off
-/// the timeline (unless a restart keeps it, see `flushSource(keepingSource:)`).
+/// when the first buffer is asked for (or ahead of it, see `prepareSource(entryChanged:)`) and released
+/// once the item is fully enqueued or taken off the timeline (unless a restart keeps it, see
+/// `flushSource(keepingSource:)`).
 /// Used only on the player's queue.
 final class SampleBufferItem: @unchecked Sendable {
     /// New for every entry, also for the same URL twice.
@@ -29,9 +30,13 @@ final class SampleBufferItem: @unchecked Sendable {
     var timelineBase: MediaTime?
     /// The observer at the item's end on the timeline.
     var boundaryObserver: RenderSynchronizer.TimeObserverToken?
-    private var source: AudioFileSource?
+    private var source: AudioFileSource? {
+        didSet { isSourcePrepared = false }
+    }
     /// Whether `source` was kept open across a flush and must seek to `startOffset` before it is read.
     private var isSourceMisplaced = false
+    /// Whether `source` was opened ahead and stands unread at the item's start.
+    private var isSourcePrepared = false
     /// The cover art found when the source was last opened, until the player takes it to show.
     private var artwork: AudioMetadata.Artwork?
 
@@ -50,27 +55,27 @@ final class SampleBufferItem: @unchecked Sendable {
     var timelineEnd: MediaTime? { timelineBase.map { $0 + endOffset } }
 
     /// The next buffer of the item (about `maximumDuration` at most, when given), with
-    /// item-relative times, or nil at its end. Opens the
-    /// source on the first call (reporting its tags through `opened`) and seeks to `startOffset`.
+    /// item-relative times, or nil at its end. Opens the source on the first call unless it is
+    /// open (calling `entryChanged` when its tags tell something new) and seeks to `startOffset`.
     /// A failure ends the item: it is recorded, thrown once, and the item yields nothing more.
-    func nextSampleBuffer(maximumDuration: Double? = nil, opened: (AudioMetadata) -> Void) throws(SourceError) -> SampleBuffer? {
+    func nextSampleBuffer(maximumDuration: Double? = nil, entryChanged: () -> Void) throws(SourceError) -> SampleBuffer? {
         guard !isFullyEnqueued else { return nil }
         isEnqueued = true
         do throws(SourceError) {
             if let kept = source, isSourceMisplaced {
                 isSourceMisplaced = false
-                // A source that cannot seek now (a connection that dropped meanwhile) is opened afresh.
-                do throws(SourceError) { try kept.seek(to: startOffset) } catch { source = nil }
+                // A source that cannot seek now (a connection that dropped meanwhile) is opened
+                // afresh. A prepared one at the start needs no seek (which would reopen the file).
+                if !(isSourcePrepared && startOffset == .zero) {
+                    do throws(SourceError) { try kept.seek(to: startOffset) } catch { source = nil }
+                }
             }
             if source == nil {
-                let opening = try AudioFileSource(location: playlistItem.location)
-                playlistItem.adopt(opening.metadata)
-                artwork = opening.metadata.artwork
-                failure = nil
-                opened(opening.metadata)
+                let opening = try openSource(entryChanged: entryChanged)
                 if startOffset > .zero { try opening.seek(to: startOffset) }
                 source = opening
             }
+            isSourcePrepared = false
             guard let buffer = try source?.nextSampleBuffer(maximumDuration: maximumDuration) else {
                 finishEnqueueing()
                 return nil
@@ -82,6 +87,19 @@ final class SampleBufferItem: @unchecked Sendable {
             finishEnqueueing()
             throw error
         }
+    }
+
+    /// Opens the item's file or URL and takes in what its headers say; calls `entryChanged` when
+    /// that changed the entry (tags not known before, an earlier failure cleared).
+    private func openSource(entryChanged: () -> Void) throws(SourceError) -> AudioFileSource {
+        let opening = try AudioFileSource(location: playlistItem.location)
+        let known = playlistItem
+        playlistItem.adopt(opening.metadata)
+        artwork = opening.metadata.artwork
+        let changed = playlistItem != known || failure != nil
+        failure = nil
+        if changed { entryChanged() }
+        return opening
     }
 
     /// The cover art read when the item was opened, handed over once: an item keeps no picture
@@ -97,12 +115,33 @@ final class SampleBufferItem: @unchecked Sendable {
         source = nil
     }
 
+    /// Opens the source ahead of the first buffer, at the item's start, so that the command that
+    /// plays the item (next, removing the current item, play from stopped) does not wait for the
+    /// file: opening it and reading its headers took most of a millisecond. Local files only: a
+    /// URL would hold a connection open that may drop before it is read. Does nothing while the
+    /// item is being enqueued or has a source open; a failure is left for the first buffer to find
+    /// and report. Returns whether the source is prepared.
+    func prepareSource(entryChanged: () -> Void) -> Bool {
+        guard !isSourcePrepared else { return true }
+        guard !isEnqueued, source == nil, !AudioFileSource.isNetworkLocation(playlistItem.location),
+              let opening = try? openSource(entryChanged: entryChanged) else { return false }
+        source = opening
+        isSourcePrepared = true
+        isSourceMisplaced = startOffset != .zero
+        return true
+    }
+
+    /// Closes a source `prepareSource(entryChanged:)` opened, if it is still unread.
+    func releasePreparedSource() {
+        if isSourcePrepared { source = nil }
+    }
+
     /// Takes the item off the timeline: it will be enqueued again from its start offset. With
     /// `keepingSource`, an open source stays open and seeks there instead of opening again (a
     /// seek within the item playing is heard sooner: opening a file and reading its headers took
-    /// most of a millisecond).
+    /// most of a millisecond). A prepared source always stays.
     func flushSource(keepingSource: Bool = false) {
-        if !keepingSource { source = nil }
+        if !keepingSource && !isSourcePrepared { source = nil }
         isSourceMisplaced = source != nil
         isEnqueued = false
         isFullyEnqueued = false

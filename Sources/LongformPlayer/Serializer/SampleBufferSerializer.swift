@@ -23,8 +23,8 @@ final class SampleBufferSerializer: @unchecked Sendable {
         case currentItemChanged(SampleBufferItem?)
         /// An item could not be opened or decoded and was skipped.
         case itemFailed(SampleBufferItem, SourceError)
-        /// An item was opened and its tags read.
-        case itemOpened(SampleBufferItem)
+        /// An item was opened and its entry changed (tags learnt, an earlier failure cleared).
+        case itemEntryChanged(SampleBufferItem)
         /// The periodic offset of the current item.
         case offsetChanged(MediaTime)
         /// The rate the timeline runs at changed (0 or 1).
@@ -57,6 +57,8 @@ final class SampleBufferSerializer: @unchecked Sendable {
     private var reportedRate: Double = 0
     private var periodicObserver: RenderSynchronizer.TimeObserverToken?
     private var flushObserver: AudioRenderer.ObservationToken?
+    /// The one item whose source is opened ahead (see `prepareSource(of:)`).
+    private var preparedItem: SampleBufferItem?
     private let logger = Logger(label: LogLabel.serializer)
 
     /// A serializer that plays through `renderer` on `synchronizer`.
@@ -93,6 +95,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
     /// Ends playback and removes the observers.
     func invalidate() {
         stopEnqueuing()
+        releasePreparedSource()
         if let periodicObserver { synchronizer.removeTimeObserver(periodicObserver) }
         if let flushObserver { renderer.removeObserver(flushObserver) }
         periodicObserver = nil
@@ -128,7 +131,8 @@ final class SampleBufferSerializer: @unchecked Sendable {
         // ahead of its start).
         let used = max(enqueuedTimelineEnd, synchronizer.currentTime())
         let startTime = timelineTime ?? (used > .zero ? MediaTime(value: Int64(used.seconds.rounded(.up)) + 1, timescale: 1) + offset : offset)
-        // The first item keeps its source if it is open (a seek within the item playing).
+        // The first item keeps its source if it is open (a seek within the item playing); a
+        // prepared source stays open too.
         let first = newItems.first
         stopEnqueuing(keepingSourceOf: first)
         items = newItems
@@ -148,6 +152,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
         if enqueuingIndex < items.count { startRequesting() }
         if !items.isEmpty { synchronizer.setRate(rate, time: startTime) }
         reportRateIfChanged()
+        prepareNextItem()
     }
 
     /// Plays on with `newItems`, whose first item is the current one: the items that match the
@@ -199,6 +204,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
         } else {
             finishEnqueueing()
         }
+        prepareNextItem()
         return true
     }
 
@@ -213,10 +219,34 @@ final class SampleBufferSerializer: @unchecked Sendable {
     /// Stops and forgets every item.
     func stop() {
         stopEnqueuing()
+        releasePreparedSource()
         items = []
         enqueuingIndex = 0
         rate = 0
         reportRateIfChanged()
+    }
+
+    /// Opens `item`'s source ahead (see `SampleBufferItem.prepareSource(entryChanged:)`), so that the
+    /// command that starts it is heard sooner: the item after the current one, or the one a play
+    /// from stopped starts with. Closes the source prepared before if it was not used, so that at
+    /// most one source is held open this way.
+    func prepareSource(of item: SampleBufferItem) {
+        if preparedItem !== item { releasePreparedSource() }
+        preparedItem = item.prepareSource { eventHandler(.itemEntryChanged(item)) } ? item : nil
+    }
+
+    /// Prepares the item after the current one, unless it is being enqueued already.
+    private func prepareNextItem() {
+        if items.count > 1 {
+            prepareSource(of: items[1])
+        } else {
+            releasePreparedSource()
+        }
+    }
+
+    private func releasePreparedSource() {
+        preparedItem?.releasePreparedSource()
+        preparedItem = nil
     }
 
     /// Drops the items the playhead has passed, so that the current item is the one heard now,
@@ -247,7 +277,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
             do {
                 // A preroll decodes no more than it needs, so that a start or a seek is heard sooner.
                 let maximumDuration = whetherReady ? seconds - enqueued : nil
-                guard var buffer = try item.nextSampleBuffer(maximumDuration: maximumDuration, opened: { _ in eventHandler(.itemOpened(item)) }) else {
+                guard var buffer = try item.nextSampleBuffer(maximumDuration: maximumDuration, entryChanged: { eventHandler(.itemEntryChanged(item)) }) else {
                     itemDidFinishEnqueueing(item)
                     continue
                 }
@@ -272,7 +302,9 @@ final class SampleBufferSerializer: @unchecked Sendable {
         // its own: the previous item's boundary is at the same instant and passes it too.
         if item.endOffset > item.startOffset {
             item.boundaryObserver = synchronizer.addBoundaryTimeObserver(forTimes: [end], queue: queue) { [weak self] time in
-                self?.reconcile(at: time, announcing: self?.items.first)
+                guard let self else { return }
+                reconcile(at: time, announcing: items.first)
+                prepareNextItem()
             }
         }
     }

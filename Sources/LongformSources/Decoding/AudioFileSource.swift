@@ -272,14 +272,17 @@ extension AudioFileSource {
         var isNetwork: Bool
     }
 
+    /// Whether `location` is an http(s) URL, read over the network, rather than a local file.
+    public static func isNetworkLocation(_ location: String) -> Bool {
+        let lowered = location.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+
     /// Checks a local path before FFmpeg sees it, so that "missing" and "empty" are named as such.
     static func resolve(_ location: String) throws(SourceError) -> ResolvedLocation {
-        let lowered = location.lowercased()
-        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
-            return ResolvedLocation(path: location, isNetwork: true)
-        }
+        if isNetworkLocation(location) { return ResolvedLocation(path: location, isNetwork: true) }
         var path = location
-        if lowered.hasPrefix("file://") {
+        if location.lowercased().hasPrefix("file://") {
             guard let url = URL(string: location), url.isFileURL else {
                 throw SourceError(location: location, kind: .notFound, detail: "malformed file URL")
             }
