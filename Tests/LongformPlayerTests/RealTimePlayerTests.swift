@@ -22,9 +22,10 @@ import Testing
         /// `canRewind` false: the route plays what it was handed, like a device that cannot take audio back.
         /// Rewinding, its margin is 20 ms: a rewind the route's thread takes later than its margin
         /// (a loaded machine) clips or repeats what was heard meanwhile, and these tests check every frame.
-        init(canRewind: Bool = true) throws {
+        /// `lookAhead`: how far ahead the route asks for audio.
+        init(canRewind: Bool = true, lookAhead: Double = 60) throws {
             let recording = recording
-            let route = NullRoute(sampleRate: CodedAudio.sampleRate, channelCount: 1, lookAhead: 60, periodSeconds: canRewind ? 0.1 : 0.05,
+            let route = NullRoute(sampleRate: CodedAudio.sampleRate, channelCount: 1, lookAhead: lookAhead, periodSeconds: canRewind ? 0.1 : 0.05,
                                   rewindMarginSeconds: canRewind ? 0.02 : nil) { firstFrame, _, samples in
                 recording.record(firstFrame: firstFrame, samples: samples)
             }
@@ -105,6 +106,33 @@ import Testing
         let heard = try removeTheNextItemWhileTheRouteHoldsIt(canRewind: true)
         // The route renders again from the end of item 1: not a frame of item 2 is heard.
         #expect(heard == "item 1 frames 0..<7800, item 3 frames 0..<7000")
+    }
+
+    /// With a short look-ahead the item after the current one is opened ahead but not enqueued
+    /// when `next` starts it, and the item play starts with is opened ahead while stopped: each is
+    /// heard from its start, whole.
+    @Test func itemsOpenedAheadPlayFromTheirStart() throws {
+        let items = try (1...3).map { try CodedAudio.item($0, frames: 8_000) }
+        let rig = try Rig(canRewind: false, lookAhead: 0.2)
+        defer { rig.finish() }
+        rig.player.append(items.map { PlaylistItem(location: $0) })
+        func waitUntilHeard(_ seconds: Double) {
+            let deadline = Date(timeIntervalSinceNow: 5)
+            while (rig.player.currentOffset?.seconds ?? 0) < seconds && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        rig.player.play()
+        waitUntilHeard(0.3)
+        rig.player.next()
+        waitUntilHeard(0.3)
+        rig.player.stop()
+        #expect(rig.stopped.wait(timeout: .now() + 1) == .success)
+        Thread.sleep(forTimeInterval: 0.3)
+        rig.player.play()
+        #expect(rig.stopped.wait(timeout: .now() + 10) == .success)
+        // Item 1 and item 2 cut short (the route plays out the period it holds), then from the
+        // play: item 2 from its start and item 3, whole.
+        let heard = rig.heard()
+        #expect(heard.firstMatch(of: /^item 1 frames 0\.\.<\d+, (silence ×\d+, )?item 2 frames 0\.\.<\d+, silence ×\d+, item 2 frames 0\.\.<8000, item 3 frames 0\.\.<8000$/) != nil, "\(heard)")
     }
 
     @Test func eventsReportItemsOffsetsAndRatesInOrder() async throws {

@@ -402,13 +402,20 @@ public final class SampleBufferPlayer: @unchecked Sendable {
         announcedItem = nil
         emit(.currentItemChanged(index: nil, id: nil))
         setState(.stopped)
-        prepareResumeItem()
+        prepareResumeItemSoon()
     }
 
-    /// Opens the item `play()` would start with ahead of time, so that play is heard sooner.
-    private func prepareResumeItem() {
-        guard !items.isEmpty else { return }
-        serializer.prepareSource(of: items[min(resumeIndex, items.count - 1)])
+    /// Once the work in hand is done, and if still stopped, opens the item `play()` would start
+    /// with ahead of time, so that play is heard sooner.
+    private func prepareResumeItemSoon() {
+        queue.async { [weak self] in
+            guard let self, state == .stopped else { return }
+            if items.isEmpty {
+                serializer.releasePreparedSource()
+            } else {
+                serializer.prepareSource(of: items[min(resumeIndex, items.count - 1)])
+            }
+        }
     }
 
     private func setState(_ newState: PlaybackState) {
@@ -421,6 +428,8 @@ public final class SampleBufferPlayer: @unchecked Sendable {
     private func didEditPlaylist() {
         publish()
         emit(.playlistChanged)
+        // Stopped, the item play starts with may be another one now.
+        if state == .stopped { prepareResumeItemSoon() }
     }
 
     private func serializerDidReport(_ event: SampleBufferSerializer.Event) {
@@ -448,7 +457,7 @@ public final class SampleBufferPlayer: @unchecked Sendable {
                 announcedItem = nil
                 emit(.currentItemChanged(index: nil, id: nil))
                 setState(.stopped)
-                prepareResumeItem()
+                prepareResumeItemSoon()
             }
         case .itemFailed(let item, let error):
             publish()

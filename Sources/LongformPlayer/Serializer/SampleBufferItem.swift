@@ -5,9 +5,9 @@ import LongformSources
 
 /// One playlist entry as the serializer plays it: a unique id (so that the same URL twice is two
 /// items), the part of the item to play, how far it has been enqueued, and a source that is opened
-/// when the first buffer is asked for (or ahead of it, see `prepareSource(entryChanged:)`) and released
-/// once the item is fully enqueued or taken off the timeline (unless a restart keeps it, see
-/// `flushSource(keepingSource:)`).
+/// when the first buffer is asked for, or ahead of it (see `prepareSource()`), and released once
+/// the item is fully enqueued or taken off the timeline (unless a restart keeps it, or it was
+/// opened ahead and is still unread, see `flushSource(keepingSource:)`).
 /// Used only on the player's queue.
 final class SampleBufferItem: @unchecked Sendable {
     /// New for every entry, also for the same URL twice.
@@ -33,10 +33,13 @@ final class SampleBufferItem: @unchecked Sendable {
     private var source: AudioFileSource? {
         didSet { isSourcePrepared = false }
     }
-    /// Whether `source` was kept open across a flush and must seek to `startOffset` before it is read.
+    /// Whether `source` was kept open across a flush and must seek to `startOffset` before it is
+    /// read (unless it was opened ahead and `startOffset` is the start).
     private var isSourceMisplaced = false
     /// Whether `source` was opened ahead and stands unread at the item's start.
     private var isSourcePrepared = false
+    /// Whether opening ahead failed once: it is not tried again (the first buffer reports why).
+    private var hasFailedToPrepare = false
     /// The cover art found when the source was last opened, until the player takes it to show.
     private var artwork: AudioMetadata.Artwork?
 
@@ -56,7 +59,8 @@ final class SampleBufferItem: @unchecked Sendable {
 
     /// The next buffer of the item (about `maximumDuration` at most, when given), with
     /// item-relative times, or nil at its end. Opens the source on the first call unless it is
-    /// open (calling `entryChanged` when its tags tell something new) and seeks to `startOffset`.
+    /// open (calling `entryChanged` when that changed the entry: tags not known before, an
+    /// earlier failure cleared) and seeks to `startOffset`.
     /// A failure ends the item: it is recorded, thrown once, and the item yields nothing more.
     func nextSampleBuffer(maximumDuration: Double? = nil, entryChanged: () -> Void) throws(SourceError) -> SampleBuffer? {
         guard !isFullyEnqueued else { return nil }
@@ -71,9 +75,10 @@ final class SampleBufferItem: @unchecked Sendable {
                 }
             }
             if source == nil {
-                let opening = try openSource(entryChanged: entryChanged)
-                if startOffset > .zero { try opening.seek(to: startOffset) }
+                let (opening, isEntryChanged) = try openSource()
                 source = opening
+                if isEntryChanged { entryChanged() }
+                if startOffset > .zero { try opening.seek(to: startOffset) }
             }
             isSourcePrepared = false
             guard let buffer = try source?.nextSampleBuffer(maximumDuration: maximumDuration) else {
@@ -89,17 +94,16 @@ final class SampleBufferItem: @unchecked Sendable {
         }
     }
 
-    /// Opens the item's file or URL and takes in what its headers say; calls `entryChanged` when
-    /// that changed the entry (tags not known before, an earlier failure cleared).
-    private func openSource(entryChanged: () -> Void) throws(SourceError) -> AudioFileSource {
+    /// Opens the item's file or URL and takes in what its headers say; also returns whether that
+    /// changed the entry (tags not known before, an earlier failure cleared).
+    private func openSource() throws(SourceError) -> (source: AudioFileSource, isEntryChanged: Bool) {
         let opening = try AudioFileSource(location: playlistItem.location)
         let known = playlistItem
         playlistItem.adopt(opening.metadata)
         artwork = opening.metadata.artwork
-        let changed = playlistItem != known || failure != nil
+        let isEntryChanged = playlistItem != known || failure != nil
         failure = nil
-        if changed { entryChanged() }
-        return opening
+        return (opening, isEntryChanged)
     }
 
     /// The cover art read when the item was opened, handed over once: an item keeps no picture
@@ -120,26 +124,36 @@ final class SampleBufferItem: @unchecked Sendable {
     /// file: opening it and reading its headers took most of a millisecond. Local files only: a
     /// URL would hold a connection open that may drop before it is read. Does nothing while the
     /// item is being enqueued or has a source open; a failure is left for the first buffer to find
-    /// and report. Returns whether the source is prepared.
-    func prepareSource(entryChanged: () -> Void) -> Bool {
-        guard !isSourcePrepared else { return true }
-        guard !isEnqueued, source == nil, !AudioFileSource.isNetworkLocation(playlistItem.location),
-              let opening = try? openSource(entryChanged: entryChanged) else { return false }
-        source = opening
-        isSourcePrepared = true
-        isSourceMisplaced = startOffset != .zero
-        return true
+    /// and report, and opening ahead is not tried again. Returns whether the source is prepared,
+    /// and whether opening it changed the entry (as in `nextSampleBuffer(maximumDuration:entryChanged:)`).
+    func prepareSource() -> (isPrepared: Bool, isEntryChanged: Bool) {
+        if isSourcePrepared { return (true, false) }
+        guard !isEnqueued, source == nil, !hasFailedToPrepare, !AudioFileSource.isNetworkLocation(playlistItem.location) else { return (false, false) }
+        do throws(SourceError) {
+            let (opening, isEntryChanged) = try openSource()
+            source = opening
+            isSourcePrepared = true
+            isSourceMisplaced = startOffset != .zero
+            return (true, isEntryChanged)
+        } catch {
+            hasFailedToPrepare = true
+            return (false, false)
+        }
     }
 
-    /// Closes a source `prepareSource(entryChanged:)` opened, if it is still unread.
+    /// Closes a source `prepareSource()` opened, if it is still unread, and forgets its cover art
+    /// (read again if the item is opened to play).
     func releasePreparedSource() {
-        if isSourcePrepared { source = nil }
+        guard isSourcePrepared else { return }
+        source = nil
+        artwork = nil
     }
 
     /// Takes the item off the timeline: it will be enqueued again from its start offset. With
     /// `keepingSource`, an open source stays open and seeks there instead of opening again (a
     /// seek within the item playing is heard sooner: opening a file and reading its headers took
-    /// most of a millisecond). A prepared source always stays.
+    /// most of a millisecond). A source opened ahead and still unread always stays: it stands at
+    /// the start, and the serializer closes it when the item stops being the one to open ahead.
     func flushSource(keepingSource: Bool = false) {
         if !keepingSource && !isSourcePrepared { source = nil }
         isSourceMisplaced = source != nil

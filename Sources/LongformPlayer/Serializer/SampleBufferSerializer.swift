@@ -152,7 +152,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
         if enqueuingIndex < items.count { startRequesting() }
         if !items.isEmpty { synchronizer.setRate(rate, time: startTime) }
         reportRateIfChanged()
-        prepareNextItem()
+        prepareNextItemSoon()
     }
 
     /// Plays on with `newItems`, whose first item is the current one: the items that match the
@@ -204,7 +204,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
         } else {
             finishEnqueueing()
         }
-        prepareNextItem()
+        prepareNextItemSoon()
         return true
     }
 
@@ -226,27 +226,39 @@ final class SampleBufferSerializer: @unchecked Sendable {
         reportRateIfChanged()
     }
 
-    /// Opens `item`'s source ahead (see `SampleBufferItem.prepareSource(entryChanged:)`), so that the
-    /// command that starts it is heard sooner: the item after the current one, or the one a play
-    /// from stopped starts with. Closes the source prepared before if it was not used, so that at
-    /// most one source is held open this way.
+    /// Opens `item`'s source ahead (see `SampleBufferItem.prepareSource()`), so that the command
+    /// that starts it is heard sooner: the item after the current one, or the one a play from
+    /// stopped starts with. Closes the source prepared before if it was not used, so that at most
+    /// one source is held open this way.
     func prepareSource(of item: SampleBufferItem) {
         if preparedItem !== item { releasePreparedSource() }
-        preparedItem = item.prepareSource { eventHandler(.itemEntryChanged(item)) } ? item : nil
+        let (isPrepared, isEntryChanged) = item.prepareSource()
+        preparedItem = isPrepared ? item : nil
+        if isEntryChanged { eventHandler(.itemEntryChanged(item)) }
     }
 
-    /// Prepares the item after the current one, unless it is being enqueued already.
+    /// Closes the source opened ahead, if it is still unread.
+    func releasePreparedSource() {
+        preparedItem?.releasePreparedSource()
+        preparedItem = nil
+    }
+
+    /// Prepares the item after the current one once the work in hand is done: after a command,
+    /// its audio reaches the route first (a rewindable route's rewind waits for the end of the
+    /// batch it is in, and opening a file took most of a millisecond).
+    private func prepareNextItemSoon() {
+        queue.async { [weak self] in self?.prepareNextItem() }
+    }
+
+    /// Prepares the item after the current one, or closes what was prepared when the current item
+    /// is the last. Stopped (no items), what is prepared is the player's choice and stays.
     private func prepareNextItem() {
+        guard !items.isEmpty else { return }
         if items.count > 1 {
             prepareSource(of: items[1])
         } else {
             releasePreparedSource()
         }
-    }
-
-    private func releasePreparedSource() {
-        preparedItem?.releasePreparedSource()
-        preparedItem = nil
     }
 
     /// Drops the items the playhead has passed, so that the current item is the one heard now,
@@ -304,7 +316,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
             item.boundaryObserver = synchronizer.addBoundaryTimeObserver(forTimes: [end], queue: queue) { [weak self] time in
                 guard let self else { return }
                 reconcile(at: time, announcing: items.first)
-                prepareNextItem()
+                prepareNextItemSoon()
             }
         }
     }
