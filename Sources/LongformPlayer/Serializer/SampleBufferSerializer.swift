@@ -59,6 +59,9 @@ final class SampleBufferSerializer: @unchecked Sendable {
     private var flushObserver: AudioRenderer.ObservationToken?
     /// The one item whose source is opened ahead (see `prepareSource(of:)`).
     private var preparedItem: SampleBufferItem?
+    /// Set by `invalidate()`: nothing is opened ahead any more (a preparation queued before it
+    /// would otherwise hold a file open for as long as the items live).
+    private var isInvalidated = false
     private let logger = Logger(label: LogLabel.serializer)
 
     /// A serializer that plays through `renderer` on `synchronizer`.
@@ -96,6 +99,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
     func invalidate() {
         stopEnqueuing()
         releasePreparedSource()
+        isInvalidated = true
         if let periodicObserver { synchronizer.removeTimeObserver(periodicObserver) }
         if let flushObserver { renderer.removeObserver(flushObserver) }
         periodicObserver = nil
@@ -231,6 +235,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
     /// stopped starts with. Closes the source prepared before if it was not used, so that at most
     /// one source is held open this way.
     func prepareSource(of item: SampleBufferItem) {
+        guard !isInvalidated else { return }
         if preparedItem !== item { releasePreparedSource() }
         let (isPrepared, isEntryChanged) = item.prepareSource()
         preparedItem = isPrepared ? item : nil
