@@ -12,7 +12,8 @@ public enum PlayerEvent: Sendable, Equatable {
     case rateChanged(Double)
     /// An item could not be played and was skipped; the playlist goes on with the next.
     case itemFailed(index: Int, id: UUID, error: SourceError)
-    /// Items were added, removed, moved or replaced, or an item's tags became known.
+    /// Items were added, removed, moved or replaced, or opening an item changed its entry (its
+    /// tags became known, an earlier failure was cleared).
     case playlistChanged
     /// Playback started, paused or stopped.
     case stateChanged(PlaybackState)

@@ -33,12 +33,14 @@ final class SampleBufferItem: @unchecked Sendable {
     private var source: AudioFileSource? {
         didSet { isSourcePrepared = false }
     }
-    /// Whether `source` was kept open across a flush and must seek to `startOffset` before it is
-    /// read (unless it was opened ahead and `startOffset` is the start).
+    /// Whether `source` must seek to `startOffset` before it is read: it was kept open across a
+    /// flush, or opened ahead (at the start) for an item that starts elsewhere. A source opened
+    /// ahead needs no seek when `startOffset` is the start.
     private var isSourceMisplaced = false
     /// Whether `source` was opened ahead and stands unread at the item's start.
     private var isSourcePrepared = false
-    /// Whether opening ahead failed once: it is not tried again (the first buffer reports why).
+    /// Whether opening ahead failed: it is not tried again until an open succeeds (the first
+    /// buffer reports why).
     private var hasFailedToPrepare = false
     /// The cover art found when the source was last opened, until the player takes it to show.
     private var artwork: AudioMetadata.Artwork?
@@ -103,6 +105,7 @@ final class SampleBufferItem: @unchecked Sendable {
         artwork = opening.metadata.artwork
         let isEntryChanged = playlistItem != known || failure != nil
         failure = nil
+        hasFailedToPrepare = false
         return (opening, isEntryChanged)
     }
 
@@ -123,8 +126,9 @@ final class SampleBufferItem: @unchecked Sendable {
     /// plays the item (next, removing the current item, play from stopped) does not wait for the
     /// file: opening it and reading its headers took most of a millisecond. Local files only: a
     /// URL would hold a connection open that may drop before it is read. Does nothing while the
-    /// item is being enqueued or has a source open; a failure is left for the first buffer to find
-    /// and report, and opening ahead is not tried again. Returns whether the source is prepared,
+    /// item is being enqueued or has a source open that was not opened ahead; a failure is left
+    /// for the first buffer to find and report, and opening ahead is not tried again until an
+    /// open succeeds. Returns whether the source is prepared,
     /// and whether opening it changed the entry (as in `nextSampleBuffer(maximumDuration:entryChanged:)`).
     func prepareSource() -> (isPrepared: Bool, isEntryChanged: Bool) {
         if isSourcePrepared { return (true, false) }

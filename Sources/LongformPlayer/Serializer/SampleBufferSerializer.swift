@@ -156,7 +156,6 @@ final class SampleBufferSerializer: @unchecked Sendable {
         if enqueuingIndex < items.count { startRequesting() }
         if !items.isEmpty { synchronizer.setRate(rate, time: startTime) }
         reportRateIfChanged()
-        prepareNextItemSoon()
     }
 
     /// Plays on with `newItems`, whose first item is the current one: the items that match the
@@ -319,9 +318,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
         // its own: the previous item's boundary is at the same instant and passes it too.
         if item.endOffset > item.startOffset {
             item.boundaryObserver = synchronizer.addBoundaryTimeObserver(forTimes: [end], queue: queue) { [weak self] time in
-                guard let self else { return }
-                reconcile(at: time, announcing: items.first)
-                prepareNextItemSoon()
+                self?.reconcile(at: time, announcing: self?.items.first)
             }
         }
     }
@@ -384,6 +381,8 @@ final class SampleBufferSerializer: @unchecked Sendable {
             reportRateIfChanged()
         }
         eventHandler(.currentItemChanged(items.first))
+        // Another item is current: the one after it is the one to open ahead now.
+        prepareNextItemSoon()
     }
 
     /// After a route change: play on from the flush time, in the item that was playing then.
