@@ -27,6 +27,34 @@ import Testing
         }
     }
 
+    @Test func aPlaylistThatListsItselfIsNamedAndSkippedAndTheOthersPlay() throws {
+        let reference = try TestAudio.reference("loop-ref", seconds: 0.5, startFrequency: 700)
+        let flac = try TestAudio.encode(reference, as: "flac", arguments: ["-c:a", "flac"])
+        let folder = TestAudio.path("loop-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        // One lists itself; two list each other, and the second also lists the FLAC once.
+        try "#EXTM3U\nself.m3u\n".write(toFile: folder + "/self.m3u", atomically: true, encoding: .utf8)
+        try "a.m3u\n".write(toFile: folder + "/b.m3u", atomically: true, encoding: .utf8)
+        try "b.m3u\n\(flac)\n".write(toFile: folder + "/a.m3u", atomically: true, encoding: .utf8)
+        let output = TestAudio.path("loop-played.wav")
+        let result = try ExternalTool.run(ExternalTool.longformExecutable, ["play", "--route", "wav:" + output, "--state", TestAudio.path("loop-state-\(UUID().uuidString)"),
+                                                                            reference, folder + "/self.m3u", folder + "/a.m3u", flac])
+        #expect(result.status == 1, "a skipped playlist is a failure")
+        #expect(result.errorOutput.contains("self.m3u: the playlist lists itself (self.m3u → self.m3u); skipped"), "\(result.errorOutput)")
+        #expect(result.errorOutput.contains("the playlist lists itself (a.m3u → b.m3u → a.m3u)"), "\(result.errorOutput)")
+        #expect(result.output.contains("▶ 3/3"), "\(result.output)")
+        // The WAV item, the FLAC through a.m3u and the FLAC named last: three times the reference, back to back.
+        let written = try WAVFileReader(path: output).integerSamples
+        let expected = try WAVFileReader(path: reference).integerSamples
+        let start = try #require(written.firstIndex { $0 != 0 })
+        let offset = start - (expected.firstIndex { $0 != 0 } ?? 0)
+        let thrice = expected + expected + expected
+        #expect(offset >= 0 && offset + thrice.count <= written.count)
+        if offset >= 0 && offset + thrice.count <= written.count {
+            #expect(mismatch(written[offset..<(offset + thrice.count)], thrice) == nil)
+        }
+    }
+
     @Test func theEnqueuerLogIsOffUnlessAskedFor() throws {
         let flac = try TestAudio.encode(try TestAudio.reference("log-ref", seconds: 1.2), as: "flac", arguments: ["-c:a", "flac"])
         let quiet = try ExternalTool.run(ExternalTool.longformExecutable, ["render", "-o", TestAudio.path("log-quiet.wav"), flac])

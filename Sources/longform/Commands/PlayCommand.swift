@@ -79,8 +79,10 @@ struct PlayCommand: ParsableCommand {
         do { store = try PlayerStateStore(directory: state ?? PlayerStateStore.defaultDirectory()) } catch {
             throw CommandFailure("cannot use the saved state: \(error)")
         }
-        let expanded: [String]
-        do { expanded = try ItemExpansion.expand(items) } catch { throw CommandFailure(error.description) }
+        let expansion = ItemExpansion.expand(items)
+        // A bad argument or playlist entry is named and skipped; the others play (exit status 1 at the end).
+        for problem in expansion.problems { FileHandle.standardError.write(Data("longform: \(problem)\n".utf8)) }
+        let expanded = expansion.items
         if !items.isEmpty && expanded.isEmpty { throw CommandFailure("no audio files in \(items.joined(separator: ", "))") }
         let saved = expanded.isEmpty ? try loadSaved(from: store) : nil
 
@@ -111,7 +113,7 @@ struct PlayCommand: ParsableCommand {
         let failures = session.run()
         player.invalidate()
         synchronizer.removeRenderer(renderer, at: .invalid)
-        if failures > 0 { throw ExitCode(1) }
+        if failures > 0 || !expansion.problems.isEmpty { throw ExitCode(1) }
     }
 
     private func loadSaved(from store: PlayerStateStore) throws -> PlayerStateStore.State {

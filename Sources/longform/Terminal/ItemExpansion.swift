@@ -2,36 +2,52 @@ import Foundation
 
 /// Turns what the user named into playlist items: files as they are, http(s) URLs as they are,
 /// directories into the audio files under them (recursively, in name order), and .m3u/.m3u8
-/// playlists into their entries (relative paths taken from the playlist's folder).
+/// playlists into their entries (relative paths taken from the playlist's folder). An argument
+/// or entry that cannot be expanded (a playlist that lists itself, directly or through others; an
+/// unreadable playlist or directory) is named as a problem and skipped; the others are kept.
 enum ItemExpansion {
     /// Extensions taken from directories; anything else there is skipped.
     static let audioExtensions: Set<String> = ["wav", "aif", "aiff", "flac", "mp3", "m4a", "mp4", "aac", "alac", "ogg", "oga", "opus"]
+    /// Playlists nested deeper than this are skipped (a chain this long is a mistake, not a library).
+    static let maximumNestingDepth = 8
 
-    /// Why an argument could not be expanded.
-    struct ExpansionError: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// The items `arguments` stand for, in order.
-    static func expand(_ arguments: [String]) throws(ExpansionError) -> [String] {
+    /// What the arguments stand for: the items in order, and a sentence for each argument or
+    /// entry that was skipped.
+    struct Expansion: Equatable {
         var items: [String] = []
-        for argument in arguments { items += try expand(argument, depth: 0) }
-        return items
+        var problems: [String] = []
     }
 
-    private static func expand(_ argument: String, depth: Int) throws(ExpansionError) -> [String] {
-        if isURL(argument) { return [argument] }
+    /// The items `arguments` stand for, in order, with what had to be skipped.
+    static func expand(_ arguments: [String]) -> Expansion {
+        var expansion = Expansion()
+        for argument in arguments { expand(argument, into: &expansion, enclosingPlaylists: []) }
+        return expansion
+    }
+
+    /// Adds what `argument` stands for; `enclosingPlaylists` are the real paths of the playlists
+    /// being read around it, outermost first (a playlist among them would loop).
+    private static func expand(_ argument: String, into expansion: inout Expansion, enclosingPlaylists: [String]) {
+        if isURL(argument) { return expansion.items.append(argument) }
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory)
-        if exists && isDirectory.boolValue { return try directoryItems(argument) }
+        if exists && isDirectory.boolValue { return directoryItems(argument, into: &expansion) }
         let fileExtension = (argument as NSString).pathExtension.lowercased()
         if exists && (fileExtension == "m3u" || fileExtension == "m3u8") {
-            guard depth < 8 else { throw ExpansionError(description: "\(argument): playlists nested more than 8 deep") }
-            return try playlistItems(argument, depth: depth)
+            // The real path: a symbolic link or "./" must not hide a loop.
+            let realPath = URL(fileURLWithPath: argument).resolvingSymlinksInPath().standardizedFileURL.path
+            if enclosingPlaylists.contains(realPath) {
+                let chain = (enclosingPlaylists + [realPath]).map { ($0 as NSString).lastPathComponent }.joined(separator: " → ")
+                return expansion.problems.append("\(argument): the playlist lists itself (\(chain)); skipped")
+            }
+            guard enclosingPlaylists.count < maximumNestingDepth else {
+                return expansion.problems.append("\(argument): playlists nested more than \(maximumNestingDepth) deep; skipped")
+            }
+            return playlistItems(argument, into: &expansion, enclosingPlaylists: enclosingPlaylists + [realPath])
         }
         // A missing or unreadable file is kept: the player names it and skips it. Paths are made
         // absolute, so that a saved playlist plays from any directory.
-        return [URL(fileURLWithPath: argument).standardizedFileURL.path]
+        expansion.items.append(URL(fileURLWithPath: argument).standardizedFileURL.path)
     }
 
     private static func isURL(_ argument: String) -> Bool {
@@ -39,9 +55,9 @@ enum ItemExpansion {
         return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
     }
 
-    private static func directoryItems(_ directory: String) throws(ExpansionError) -> [String] {
+    private static func directoryItems(_ directory: String, into expansion: inout Expansion) {
         guard let enumerator = FileManager.default.enumerator(atPath: directory) else {
-            throw ExpansionError(description: "\(directory): cannot list the directory")
+            return expansion.problems.append("\(directory): cannot list the directory; skipped")
         }
         var files: [String] = []
         while let relative = enumerator.nextObject() as? String {
@@ -52,27 +68,25 @@ enum ItemExpansion {
         // Name order, folder by folder: "A/2.flac" before "B/1.flac", "track 2" before "track 10".
         files.sort { $0.localizedStandardCompare($1) == .orderedAscending }
         let base = URL(fileURLWithPath: directory).standardizedFileURL.path
-        return files.map { (base as NSString).appendingPathComponent($0) }
+        expansion.items += files.map { (base as NSString).appendingPathComponent($0) }
     }
 
-    private static func playlistItems(_ path: String, depth: Int) throws(ExpansionError) -> [String] {
+    private static func playlistItems(_ path: String, into expansion: inout Expansion, enclosingPlaylists: [String]) {
         let text: String
         do {
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
             text = String(decoding: data, as: UTF8.self)
         } catch {
-            throw ExpansionError(description: "\(path): cannot read the playlist (\(error.localizedDescription))")
+            return expansion.problems.append("\(path): cannot read the playlist (\(error.localizedDescription)); skipped")
         }
         let folder = (path as NSString).deletingLastPathComponent
-        var items: [String] = []
         for rawLine in text.split(whereSeparator: \.isNewline) {
             let line = rawLine.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\u{FEFF}", with: "")
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
             var entry = line
             if entry.hasPrefix("file://") { entry = URL(string: entry)?.path ?? entry }
             if !isURL(entry) && !entry.hasPrefix("/") { entry = (folder as NSString).appendingPathComponent(entry) }
-            items += try expand(entry, depth: depth + 1)
+            expand(entry, into: &expansion, enclosingPlaylists: enclosingPlaylists)
         }
-        return items
     }
 }
