@@ -126,6 +126,23 @@ import Testing
         #expect(mismatch(samples[lastStart...], expected) == nil)
     }
 
+    @Test func aFileThatDecodesToNothingIsAFailedItemNamedWithItsReason() throws {
+        let reference = try Self.reference()
+        let flac = try TestAudio.encode(reference, as: "flac", arguments: ["-c:a", "flac"])
+        // A real FLAC header (its first 8 KB), then zeros to 2 GB: a sparse file, as a damaged disk leaves one.
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: flac)))
+        let damaged = try TestAudio.write(Array(bytes[0..<8192]), named: "render-sparse-\(UUID().uuidString.prefix(8)).flac")
+        try ExternalTool.check("truncate", ["-s", "2G", damaged])
+        defer { try? FileManager.default.removeItem(atPath: damaged) }
+        let (result, wav) = try Self.render([flac, damaged, flac], output: "sparse-items.wav")
+        #expect(result.status == 1)
+        #expect(result.errorOutput.contains("\(damaged): corrupt (no audio could be decoded from it)"), "\(result.errorOutput)")
+        let output = try #require(wav)
+        let expected = try WAVFileReader(path: reference).integerSamples
+        #expect(output.frameCount == 2 * Self.frames, "only the two good items: \(output.frameCount) frames")
+        #expect(mismatch(output.integerSamples, expected + expected) == nil)
+    }
+
     @Test func URLAndFileItemsRenderBackToBack() throws {
         let reference = try Self.reference()
         let flac = try TestAudio.encode(reference, as: "flac", arguments: ["-c:a", "flac"])

@@ -41,6 +41,9 @@ public final class AudioFileSource: @unchecked Sendable {
     /// Frames to drop before delivering (the remainder of a seek).
     private var framesToDiscardUntil: Int64 = 0
     private var consecutiveDecodeErrors = 0
+    /// Whether reading started at the item's first frame (opened, or sought to frame 0) and no
+    /// buffer has been delivered since: an end reached in this state means the item holds no audio.
+    private var isAtUnplayedStart = true
     private var pending = PCMAccumulator()
     private let logger = Logger(label: LogLabel.source)
 
@@ -113,13 +116,21 @@ public final class AudioFileSource: @unchecked Sendable {
             appendDecodedFrame()
             if pending.frameCount >= maximumBufferFrames { break }
         }
-        return pending.takeBuffer()
+        guard let buffer = pending.takeBuffer() else {
+            // A file that decodes to nothing from its start is damaged (or holds no audio), not a
+            // silent success: the player names it as failed.
+            if isAtUnplayedStart { throw SourceError(location: location, kind: .corrupt, detail: "no audio could be decoded from it") }
+            return nil
+        }
+        isAtUnplayedStart = false
+        return buffer
     }
 
     /// Moves so that the next buffer starts exactly at item frame `target`.
     public func seek(toFrame target: Int64) throws(SourceError) {
         pending = PCMAccumulator()
         let target = max(0, target)
+        isAtUnplayedStart = target == 0
         if target == 0 || originTimestamp == nil {
             // Reopening is the one way to get FFmpeg's start-of-file gapless trim applied again.
             try reopen()
