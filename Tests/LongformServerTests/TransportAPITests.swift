@@ -60,6 +60,34 @@ import Testing
         #expect(try client.post("/api/transport/next").status == 409)
     }
 
+    @Test func afterAClearPlayStartsAtTheFirstItemAndAFailingLastItemStops() throws {
+        let running = try RunningServer("clear-play")
+        let client = running.client
+        #expect(try client.post("/api/playlist/items", json: #"{"items": [{"path": "album/one.flac"}, {"path": "album/two.flac"}, {"path": "cover.mp3"}]}"#).status == 201)
+        var ids = try running.playlistIDs()
+        #expect(try client.post("/api/transport/play", json: #"{"id": "\#(ids[2])"}"#).status == 204)
+        try running.waitForState { $0["currentId"] as? String == ids[2] }
+        #expect(try client.delete("/api/playlist").status == 204)
+        try running.waitForState { $0["playbackState"] as? String == "stopped" }
+        #expect(try client.post("/api/playlist/items", json: #"{"items": [{"path": "cover.mp3"}, {"path": "album/two.flac"}, {"path": "album/one.flac"}]}"#).status == 201)
+        ids = try running.playlistIDs()
+        #expect(try client.post("/api/transport/play").status == 204)
+        var state = try running.waitForState { $0["playbackState"] as? String == "playing" }
+        #expect(state["currentId"] as? String == ids[0] && (state["currentIndex"] as? NSNumber)?.intValue == 0, "after a clear, play starts at the first item: \(state)")
+
+        // A last item that fails (its file removed after it was added): playing it stops, as the playlist's end does.
+        let doomed = running.musicDirectory + "/album/gone.flac"
+        try FileManager.default.copyItem(atPath: running.musicDirectory + "/album/two.flac", toPath: doomed)
+        #expect(try client.post("/api/playlist/items", json: #"{"items": [{"path": "album/gone.flac"}]}"#).status == 201)
+        try FileManager.default.removeItem(atPath: doomed)
+        ids = try running.playlistIDs()
+        #expect(try client.post("/api/transport/play", json: #"{"id": "\#(ids[3])"}"#).status == 204)
+        state = try running.waitForState { $0["playbackState"] as? String == "stopped" }
+        Thread.sleep(forTimeInterval: 0.3)
+        state = try client.get("/api/state").json
+        #expect(state["playbackState"] as? String == "stopped" && state["currentId"] == nil, "no wrap to the first item: \(state)")
+    }
+
     @Test func volumeAndMuteAreSetReportedAndRefusedOutOfRange() throws {
         let running = try RunningServer("volume")
         let client = running.client

@@ -426,6 +426,8 @@ public final class SampleBufferPlayer: @unchecked Sendable {
     }
 
     private func didEditPlaylist() {
+        // An emptied playlist starts over: play after new items are added starts at the first.
+        if items.isEmpty { resumeIndex = 0 }
         publish()
         emit(.playlistChanged)
         // Stopped, the item play starts with may be another one now.

@@ -229,8 +229,9 @@ final class PlayerController: @unchecked Sendable {
             if let id {
                 let index = try index(of: id)
                 do { try player.seek(toItemAt: index) } catch { throw .badRequest("\(error)") }
-                // From paused too: "play this item" plays.
-                player.play()
+                // From paused too: "play this item" plays. Stopped by now, the item failed and was
+                // the last: that is the playlist's end, not a reason to start over from the first.
+                if player.playbackState == .paused { player.play() }
             } else {
                 player.play()
             }
