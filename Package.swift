@@ -61,6 +61,7 @@ let package = Package(
             "LongformCore", "LongformRendering", "LongformRoutes", "LongformPlayer", "LongformStore", "LongformLibrary",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], resources: [.copy("Resources")]),
         // Layer 7: the receiver end of a network route (`longform speaker`).

@@ -73,20 +73,23 @@ import Testing
             ("POST", "/api/playlist/items", #"{"items": [{"path": "album/one.flac"}], "index": 3}"#, [:], 400, "index 3 is outside the playlist (2 items)"),
             ("POST", "/api/playlist/items", #"{"items": [{"path": "album/one.flac"}], "index": -1}"#, [:], 400, "index -1 is outside"),
             ("POST", "/api/playlist/items", #"{"items": [{"path": "album/one.flac"}]}"#, ["Content-Type": "text/plain"], 415, "Content-Type: application/json"),
-            ("POST", "/api/playlist/items", "{\"items\": [" + String(repeating: #"{"path": "album/one.flac"},"#, count: 10_000) + "]}", [:], 413, ""),
+            ("POST", "/api/playlist/items", "{\"items\": [" + String(repeating: #"{"path": "album/one.flac"},"#, count: 10_000) + "]}", [:], 413, "the request body is over 262144 bytes"),
             ("DELETE", "/api/playlist/items/0D1B0A63-7B1C-4A4E-9F55-0123456789AB", nil, [:], 404, "no playlist item has id 0D1B0A63"),
             ("DELETE", "/api/playlist/items/nonsense", nil, [:], 404, "no playlist item has id nonsense"),
             ("POST", "/api/playlist/items/\(firstID)/move", #"{"index": 2}"#, [:], 400, "index 2 is outside the playlist (2 items)"),
             ("POST", "/api/playlist/items/\(firstID)/move", #"{"position": 1}"#, [:], 400, "index is missing"),
             ("POST", "/api/playlist/items/0D1B0A63-7B1C-4A4E-9F55-0123456789AB/move", #"{"index": 0}"#, [:], 404, "no playlist item"),
-            ("GET", "/api/nothing-here", nil, [:], 404, ""),
+            ("GET", "/api/nothing-here", nil, [:], 404, "no such resource: /api/nothing-here"),
+            // A path that exists for other methods: 405, naming them.
+            ("PUT", "/api/playlist", #"{"items": []}"#, [:], 405, "PUT is not allowed on /api/playlist; use DELETE, GET"),
+            ("PATCH", "/api/playlist/items/\(firstID)", nil, [:], 405, "use DELETE"),
+            ("GET", "/api/transport/play", nil, [:], 405, "use POST"),
         ]
         for test in cases {
             let response = try client.request(test.method, test.path, json: test.body, headers: test.headers)
             #expect(response.status == test.status, "\(test.method) \(test.path) \(test.body?.prefix(80) ?? ""): \(response)")
-            if !test.says.isEmpty {
-                #expect((response.json["error"] as? String)?.contains(test.says) == true, "\(test.path) \(test.body?.prefix(80) ?? ""): \(response.text)")
-            }
+            #expect((response.json["error"] as? String)?.contains(test.says) == true, "\(test.path) \(test.body?.prefix(80) ?? ""): \(response.text)")
+            if test.status == 405 { #expect(response.headers["allow"]?.isEmpty == false, "\(test.path): \(response.headers)") }
         }
         let after = try client.get("/api/playlist").text
         #expect(after == before, "before: \(before)\nafter: \(after)")

@@ -98,9 +98,16 @@ import Testing
         #expect(set.status == 200 && (set.json["volume"] as? NSNumber)?.doubleValue == 0.25 && set.json["isMuted"] as? Bool == true, "\(set)")
         let event = try #require(events.next(named: "volume"))
         #expect((event["volume"] as? NSNumber)?.doubleValue == 0.25)
-        for body in [#"{"volume": 1.5}"#, #"{"volume": -0.1}"#, #"{"volume": "loud"}"#] {
-            #expect(try client.put("/api/volume", json: body).status == 400, "\(body)")
+        for (body, says) in [(#"{"volume": 1.5}"#, "outside 0...1"), (#"{"volume": -0.1}"#, "outside 0...1"), (#"{"volume": "loud"}"#, "volume should be a number"),
+                             (#"{"volume": null}"#, "volume should be a number, not null"), (#"{"isMuted": null}"#, "isMuted should be true or false, not null"),
+                             (#"{"volume": 1e400}"#, "malformed request body")] {
+            let response = try client.put("/api/volume", json: body)
+            #expect(response.status == 400 && (response.json["error"] as? String)?.contains(says) == true, "\(body): \(response.text)")
         }
+        // A number too small for a Float is still a number: a volume of 0.
+        let tiny = try client.put("/api/volume", json: #"{"volume": 1e-50}"#)
+        #expect(tiny.status == 200 && (tiny.json["volume"] as? NSNumber)?.doubleValue == 0, "\(tiny.text)")
+        #expect(try client.put("/api/volume", json: #"{"volume": 0.25}"#).status == 200)
         let state = try client.get("/api/state").json
         #expect((state["volume"] as? NSNumber)?.doubleValue == 0.25 && state["isMuted"] as? Bool == true)
     }

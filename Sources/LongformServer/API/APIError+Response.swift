@@ -7,6 +7,8 @@ extension APIError: HTTPResponseError {
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         let body = (try? JSONEncoder().encode(["error": message])) ?? Data("{}".utf8)
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        var fields = headers
+        fields[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -172,12 +172,39 @@ struct PlayRequest: Codable, Sendable {
 /// `PUT /api/speakers/{index}/volume`.
 struct SpeakerVolumeRequest: Codable, Sendable {
     var volume: Float
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        volume = try container.decodeVolume(forKey: .volume)
+    }
 }
 
-/// `PUT /api/volume`: either or both.
+/// `PUT /api/volume`: either or both; a key that is there must not be null.
 struct VolumeRequest: Codable, Sendable {
     var volume: Float?
     var isMuted: Bool?
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        volume = container.contains(.volume) ? try container.decodeVolume(forKey: .volume) : nil
+        if container.contains(.isMuted) {
+            guard try !container.decodeNil(forKey: .isMuted) else {
+                throw DecodingError.valueNotFound(Bool.self, .init(codingPath: container.codingPath + [CodingKeys.isMuted], debugDescription: "null"))
+            }
+            isMuted = try container.decode(Bool.self, forKey: .isMuted)
+        }
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// A volume: any JSON number (read as a Double, so that 1e-50 is a tiny volume, not an error;
+    /// the range is checked by the caller), never null.
+    func decodeVolume(forKey key: Key) throws -> Float {
+        guard try !decodeNil(forKey: key) else {
+            throw DecodingError.valueNotFound(Float.self, .init(codingPath: codingPath + [key], debugDescription: "null"))
+        }
+        return Float(try decode(Double.self, forKey: key))
+    }
 }
 
 /// `PUT /api/route`.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Hummingbird
+import NIOCore
 
 // The JSON types are sent as they are.
 extension StateJSON: ResponseEncodable {}
@@ -34,7 +35,12 @@ func offloaded<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async th
 extension Request {
     /// The body as `T`; an empty body is nil. Malformed JSON is a 400 naming what was wrong.
     func decodeBody<T: Decodable>(as type: T.Type, context: ServerRequestContext) async throws -> T? {
-        let buffer = try await body.collect(upTo: context.maxUploadSize)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await body.collect(upTo: context.maxUploadSize)
+        } catch is NIOTooManyBytesError {
+            throw APIError.tooLarge("the request body is over \(context.maxUploadSize) bytes")
+        }
         guard buffer.readableBytes > 0 else { return nil }
         do {
             return try JSONDecoder().decode(type, from: Data(buffer.readableBytesView))

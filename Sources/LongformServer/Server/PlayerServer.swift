@@ -64,6 +64,8 @@ public final class PlayerServer: Sendable {
         addAPIEndpoints(to: router, controller: controller)
         addEventEndpoint(to: router, controller: controller)
         addWebEndpoints(to: router, files: files)
+        // Inside the access check: a stranger learns nothing of which methods a path takes.
+        router.add(middleware: MethodCheckMiddleware(routes: router.routes))
         var applicationLogger = Logger(label: LogLabel.server)
         applicationLogger.logLevel = .warning
         let application = Application(router: router,

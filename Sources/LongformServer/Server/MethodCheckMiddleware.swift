@@ -1,0 +1,45 @@
+import Foundation
+import Hummingbird
+
+/// Turns the router's bare refusals into the API's: a path that exists for other methods answers
+/// 405 with an `Allow` header (not 404), and every refusal the router or Hummingbird makes
+/// (404, 405, 413…) carries `{"error": …}` like the API's own.
+struct MethodCheckMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// The registered routes: a path's components (a `{…}`, `:…` or `*` component matches any
+    /// one segment) and its method.
+    let routes: [(components: [String], method: HTTPRequest.Method)]
+
+    /// A check against `routes`, as the router lists them once every endpoint is registered.
+    init(routes: [Router<Context>.RouteDescription]) {
+        self.routes = routes.map { route in
+            (route.path.description.split(separator: "/").map(String.init), route.method)
+        }
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError {
+            if error.status == .notFound {
+                let allowed = allowedMethods(forPath: request.uri.path)
+                if !allowed.isEmpty {
+                    throw APIError(statusCode: 405, message: "\(request.method) is not allowed on \(request.uri.path); use \(allowed.joined(separator: ", "))",
+                                   headers: [.allow: allowed.joined(separator: ", ")])
+                }
+            }
+            let message = error.body ?? (error.status == .notFound ? "no such resource: \(request.uri.path)" : error.status.reasonPhrase)
+            throw APIError(statusCode: error.status.code, message: message, headers: error.headers)
+        }
+    }
+
+    /// The methods registered for `path`, in name order; empty when no route has that path.
+    func allowedMethods(forPath path: String) -> [String] {
+        let segments = path.split(separator: "/")
+        let methods = routes.filter { route in
+            route.components.count == segments.count && zip(route.components, segments).allSatisfy { pattern, segment in
+                pattern.hasPrefix("{") || pattern.hasPrefix(":") || pattern == "*" || pattern == segment
+            }
+        }.map(\.method.rawValue)
+        return Set(methods).sorted()
+    }
+}
