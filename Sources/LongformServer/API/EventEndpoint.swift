@@ -4,13 +4,17 @@ import Hummingbird
 /// everything, then each change as it happens (see `ServerEvent`).
 func addEventEndpoint(to router: Router<ServerRequestContext>, controller: PlayerController) {
     router.get("api/events") { _, _ -> Response in
-        let stream = try await offloaded { controller.events.subscribe(first: controller.stateEvent) }
+        let subscription = try await offloaded { controller.events.subscribe(first: controller.stateEvent) }
         return Response(status: .ok,
                         headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", .init("X-Accel-Buffering")!: "no"],
                         body: ResponseBody { writer in
                             // Ends when the hub drops this client, the server stops, or a write
                             // fails because the client left.
-                            for await text in stream { try await writer.write(ByteBuffer(string: text)) }
+                            // The write waits while the socket is full: what waits is counted in the hub.
+                            for await text in subscription.events {
+                                subscription.didTake(text)
+                                try await writer.write(ByteBuffer(string: text))
+                            }
                             try await writer.finish(nil)
                         })
     }

@@ -17,6 +17,9 @@ import Synchronization
 final class PlayerController: @unchecked Sendable {
     /// At most this many items in one add request.
     static let maximumItemsPerRequest = 1000
+    /// At most this many items in the playlist (mpd's `max_playlist_length` default): every
+    /// `playlist` event carries the whole list, and each client may have a few waiting.
+    static let maximumPlaylistLength = 16_384
     /// Offset events skip a report that comes sooner than this after the last: of the player's
     /// reports every 0.1 s, every other one goes out, five a second (with room for jitter).
     static let offsetEventInterval: UInt64 = 150_000_000
@@ -153,7 +156,11 @@ final class PlayerController: @unchecked Sendable {
             // Every item is checked before any is added: a bad one changes nothing.
             var newItems: [PlaylistItem] = []
             for (position, item) in request.items.enumerated() { newItems.append(try playlistItem(for: item, at: position)) }
-            let index = request.index ?? player.entries.count
+            let count = player.entries.count
+            guard count + newItems.count <= Self.maximumPlaylistLength else {
+                throw .conflict("the playlist holds \(count) item\(count == 1 ? "" : "s"); adding \(newItems.count) would pass its limit of \(Self.maximumPlaylistLength)")
+            }
+            let index = request.index ?? count
             do { try player.insert(contentsOf: newItems, at: index) } catch { throw .badRequest("\(error)") }
             return player.entries[index..<(index + newItems.count)].map(ItemJSON.init)
         }

@@ -3,17 +3,33 @@ import Foundation
 import Synchronization
 
 /// Hands every event to every connected event-stream client. Each event is encoded once; each
-/// client has a bounded queue of its own, and a client that falls that far behind is
-/// disconnected (its browser reconnects and starts again from a fresh `state` event) rather than
-/// making the others wait or the server hold unbounded memory.
+/// client has a queue of its own, bounded by count and by bytes, and a client that falls that far
+/// behind is disconnected (its browser reconnects and starts again from a fresh `state` event)
+/// rather than making the others wait or the server hold unbounded memory: a client that stops
+/// reading costs at most `clientQueueByteLimit` (and what the socket holds), whatever the
+/// playlist's length.
 final class EventHub: Sendable {
     /// How many events a client may have waiting.
     static let clientQueueLimit = 1024
+    /// How many bytes of events a client may have waiting (a `playlist` event of the longest
+    /// playlist, `PlayerController.maximumPlaylistLength` items, is about 2.5 MB).
+    static let clientQueueByteLimit = 8 << 20
+
+    /// One client's stream of event texts. The reader calls `didTake` with each text it takes,
+    /// so that the hub counts only what still waits.
+    struct Subscription: Sendable {
+        /// The event texts, in order; ends when the hub drops the client or shuts down.
+        let events: AsyncStream<String>
+        /// Tells the hub that `text` left the queue.
+        let didTake: @Sendable (_ text: String) -> Void
+    }
 
     /// A client's queue; events published while its first event is being made are held.
     private struct Subscriber {
         var continuation: AsyncStream<String>.Continuation
         var held: [String]?
+        /// Bytes yielded and not yet taken by the reader.
+        var queuedBytes = 0
     }
 
     private let subscribers = Mutex<[UUID: Subscriber]>([:])
@@ -42,7 +58,7 @@ final class EventHub: Sendable {
     /// A new client's stream: the event `first` makes (the current state), then every event
     /// published from the moment of the call. Events published while `first` runs follow it: the
     /// state may already show them, and every event is one a client can apply twice.
-    func subscribe(first: () -> ServerEvent) -> AsyncStream<String> {
+    func subscribe(first: () -> ServerEvent) -> Subscription {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(Self.clientQueueLimit))
         let id = UUID()
         continuation.onTermination = { [weak self] _ in
@@ -54,20 +70,25 @@ final class EventHub: Sendable {
             subscribers[id] = Subscriber(continuation: continuation, held: [])
             return true
         }
+        let subscription = Subscription(events: stream) { [weak self] text in
+            self?.subscribers.withLock { $0[id]?.queuedBytes -= text.utf8.count }
+        }
         guard isOpen else {
             continuation.finish()
-            return stream
+            return subscription
         }
         // Made outside the lock: making the state waits for the player, which may be publishing.
         let firstText = first().wireText
         subscribers.withLock { subscribers in
             guard let held = subscribers[id]?.held else { return }
-            continuation.yield(firstText)
-            for text in held { continuation.yield(text) }
+            for text in [firstText] + held {
+                continuation.yield(text)
+                subscribers[id]?.queuedBytes += text.utf8.count
+            }
             subscribers[id]?.held = nil
         }
         notifySubscribersChanged()
-        return stream
+        return subscription
     }
 
     /// Sends `event` to every client.
@@ -84,12 +105,18 @@ final class EventHub: Sendable {
     private func send(_ text: String) {
         let laggards = subscribers.withLock { subscribers in
             var laggards: [AsyncStream<String>.Continuation] = []
+            let size = text.utf8.count
             for (id, subscriber) in subscribers {
                 if subscriber.held != nil {
                     subscribers[id]?.held?.append(text)
+                } else if subscriber.queuedBytes + size > Self.clientQueueByteLimit {
+                    subscribers.removeValue(forKey: id)
+                    laggards.append(subscriber.continuation)
                 } else if case .dropped = subscriber.continuation.yield(text) {
                     subscribers.removeValue(forKey: id)
                     laggards.append(subscriber.continuation)
+                } else {
+                    subscribers[id]?.queuedBytes += size
                 }
             }
             return laggards
