@@ -55,6 +55,47 @@ import Testing
         }
     }
 
+    @Test func aStallingURLBetweenTwoGoodItemsEndsAndTheGoodItemsAreHeardWhole() throws {
+        let first = try TestAudio.reference("stall-first", seconds: 1.0, startFrequency: 600)
+        let last = try TestAudio.encode(try TestAudio.reference("stall-last", seconds: 1.0, startFrequency: 900), as: "flac", arguments: ["-c:a", "flac"])
+        let stalling = try TestAudio.encode(try TestAudio.reference("stall-middle", seconds: 4.0, startFrequency: 300), as: "mp3", arguments: ["-c:a", "libmp3lame", "-b:a", "128k"])
+        // 20 KB (about a second of it), then nothing for 40 s on every connection.
+        let url = try HTTPFileServer.start() + "stall/20480/40/" + (stalling as NSString).lastPathComponent
+        let output = TestAudio.path("stall-played-\(UUID().uuidString.prefix(8)).wav")
+        let started = Date()
+        let result = try ExternalTool.run("/usr/bin/timeout", ["60", ExternalTool.longformExecutable, "play", "--route", "wav:" + output,
+                                                               "--state", TestAudio.path("stall-state-\(UUID().uuidString)"), first, url, last])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 1, "the stalled item is a failed item; status \(result.status): \(result.errorOutput)")
+        #expect(elapsed < 30, "play ended after \(elapsed) s")
+        #expect(result.errorOutput.contains(url) && result.errorOutput.contains("stalled"), "\(result.errorOutput)")
+        #expect(result.output.contains("▶ 3/3"), "\(result.output)")
+
+        // The first item from the start of the sound, and the last, each whole and exact.
+        let written = try WAVFileReader(path: output).integerSamples
+        let firstSamples = try WAVFileReader(path: first).integerSamples
+        let lastSamples = try WAVFileReader(path: TestAudio.reference("stall-last", seconds: 1.0, startFrequency: 900)).integerSamples
+        let start = try #require(written.firstIndex { $0 != 0 })
+        let offset = start - (firstSamples.firstIndex { $0 != 0 } ?? 0)
+        #expect(offset >= 0 && offset + firstSamples.count <= written.count)
+        if offset >= 0 && offset + firstSamples.count <= written.count {
+            #expect(mismatch(written[offset..<(offset + firstSamples.count)], firstSamples) == nil)
+        }
+        let lastAt = Self.firstIndex(of: lastSamples, in: written, from: offset + firstSamples.count)
+        #expect(lastAt != nil, "the last item is not heard whole anywhere after the first")
+    }
+
+    /// Where `pattern` occurs in `samples` at or after `start` (stereo frames: even indices), or nil.
+    static func firstIndex(of pattern: [Int32], in samples: [Int32], from start: Int) -> Int? {
+        guard let anchor = pattern.firstIndex(where: { $0 != 0 }), start >= 0 else { return nil }
+        var index = start
+        while index + pattern.count <= samples.count {
+            if samples[index + anchor] == pattern[anchor], samples[index..<(index + pattern.count)].elementsEqual(pattern) { return index }
+            index += 2
+        }
+        return nil
+    }
+
     @Test func theEnqueuerLogIsOffUnlessAskedFor() throws {
         let flac = try TestAudio.encode(try TestAudio.reference("log-ref", seconds: 1.2), as: "flac", arguments: ["-c:a", "flac"])
         let quiet = try ExternalTool.run(ExternalTool.longformExecutable, ["render", "-o", TestAudio.path("log-quiet.wav"), flac])

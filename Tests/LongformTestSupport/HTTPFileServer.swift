@@ -6,6 +6,8 @@ import Glibc
 /// A real HTTP/1.0 server on a loopback socket, serving the test audio directory (200 with the
 /// file, 404 otherwise), for items given as URLs. It runs on a thread of the test process:
 /// a helper process would be reparented into the test runner and upset Foundation's `Process`.
+/// `stall/BYTES/SECONDS/NAME` serves NAME's first BYTES bytes (with the whole file's length),
+/// then sends nothing for SECONDS seconds before it hangs up: a stream that stalls.
 public enum HTTPFileServer {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var base: String?
@@ -40,14 +42,26 @@ public enum HTTPFileServer {
             request.append(contentsOf: chunk[0..<count])
         }
         let requestLine = String(decoding: request.prefix { $0 != 13 }, as: UTF8.self).split(separator: " ")
-        let name = requestLine.count >= 2 ? String(requestLine[1].dropFirst()).removingPercentEncoding ?? "" : ""
+        var name = requestLine.count >= 2 ? String(requestLine[1].dropFirst()).removingPercentEncoding ?? "" : ""
+        var stall: (bytes: Int, seconds: Double)?
+        let parts = name.split(separator: "/", maxSplits: 3).map(String.init)
+        if parts.count == 4, parts[0] == "stall", let bytes = Int(parts[1]), let seconds = Double(parts[2]) {
+            stall = (bytes, seconds)
+            name = parts[3]
+        }
         let path = directory + "/" + name
         guard !name.isEmpty, !name.contains(".."), let body = FileManager.default.contents(atPath: path) else {
             reply(connection, Array("HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
             return
         }
         reply(connection, Array("HTTP/1.0 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8))
-        if requestLine.first != "HEAD" { reply(connection, [UInt8](body)) }
+        guard requestLine.first != "HEAD" else { return }
+        if let stall {
+            reply(connection, [UInt8](body.prefix(stall.bytes)))
+            Thread.sleep(forTimeInterval: stall.seconds)
+            return
+        }
+        reply(connection, [UInt8](body))
     }
 
     /// Writes all of `bytes`; a client that hung up ends it (MSG_NOSIGNAL: no SIGPIPE for the test process).

@@ -410,10 +410,12 @@ public final class SampleBufferPlayer: @unchecked Sendable {
     private func prepareResumeItemSoon() {
         queue.async { [weak self] in
             guard let self, state == .stopped else { return }
-            if items.isEmpty {
-                serializer.releasePreparedSource()
+            let first = items.isEmpty ? nil : items[min(resumeIndex, items.count - 1)]
+            // A URL is not downloaded while stopped: it may stay stopped for hours.
+            if let first, !first.isNetwork {
+                serializer.prepareSource(of: first)
             } else {
-                serializer.prepareSource(of: items[min(resumeIndex, items.count - 1)])
+                serializer.releasePreparedSource()
             }
         }
     }

@@ -7,9 +7,20 @@ import LongformSources
 /// items), the part of the item to play, how far it has been enqueued, and a source that is opened
 /// when the first buffer is asked for, or ahead of it (see `prepareSource()`), and released once
 /// the item is fully enqueued or taken off the timeline (unless a restart keeps it, or it was
-/// opened ahead and is still unread, see `flushSource(keepingSource:)`).
+/// opened ahead and is still unread, see `flushSource(keepingSource:)`). A URL is read by a
+/// `ReadAheadSource` on a thread of its own: the player's queue never waits on the network.
 /// Used only on the player's queue.
 final class SampleBufferItem: @unchecked Sendable {
+    /// What the next read of the item found.
+    enum Read {
+        /// The next buffer, with item-relative times.
+        case buffer(SampleBuffer)
+        /// A URL whose next audio is not decoded yet: ask again later.
+        case pending
+        /// The item's end (or everything from its start offset is enqueued).
+        case end
+    }
+
     /// New for every entry, also for the same URL twice.
     let uniqueID: UUID
     /// What the user put in the playlist, completed from the file's tags once opened.
@@ -44,6 +55,12 @@ final class SampleBufferItem: @unchecked Sendable {
     private var hasFailedToPrepare = false
     /// The cover art found when the source was last opened, until the player takes it to show.
     private var artwork: AudioMetadata.Artwork?
+    /// A URL's reader, started at `readAhead.startOffset`.
+    private var readAhead: ReadAheadSource?
+    /// Whether a buffer was taken from `readAhead` (it no longer stands at its start offset).
+    private var isReadAheadConsumed = false
+    /// Whether the item is a URL, read ahead rather than opened on the player's queue.
+    var isNetwork: Bool { AudioFileSource.isNetworkLocation(playlistItem.location) }
 
     /// An entry for `playlistItem`: new, or with the id it was saved with.
     init(_ playlistItem: PlaylistItem, uniqueID: UUID = UUID()) {
@@ -64,9 +81,10 @@ final class SampleBufferItem: @unchecked Sendable {
     /// open (calling `entryChanged` when that changed the entry: tags not known before, an
     /// earlier failure cleared) and seeks to `startOffset`.
     /// A failure ends the item: it is recorded, thrown once, and the item yields nothing more.
-    func nextSampleBuffer(maximumDuration: Double? = nil, entryChanged: () -> Void) throws(SourceError) -> SampleBuffer? {
-        guard !isFullyEnqueued else { return nil }
+    func nextSampleBuffer(maximumDuration: Double? = nil, entryChanged: () -> Void) throws(SourceError) -> Read {
+        guard !isFullyEnqueued else { return .end }
         isEnqueued = true
+        if isNetwork { return try nextNetworkBuffer(entryChanged: entryChanged) }
         do throws(SourceError) {
             if let kept = source, isSourceMisplaced {
                 isSourceMisplaced = false
@@ -85,10 +103,48 @@ final class SampleBufferItem: @unchecked Sendable {
             isSourcePrepared = false
             guard let buffer = try source?.nextSampleBuffer(maximumDuration: maximumDuration) else {
                 finishEnqueueing()
-                return nil
+                return .end
             }
             endOffset = buffer.presentationTime + buffer.trimDurationAtStart + buffer.outputDuration
-            return buffer
+            return .buffer(buffer)
+        } catch {
+            failure = error
+            finishEnqueueing()
+            throw error
+        }
+    }
+
+    /// The next buffer of a URL from its reader, started here at `startOffset` unless one
+    /// stands there unread; `pending` while the network has not delivered it.
+    private func nextNetworkBuffer(entryChanged: () -> Void) throws(SourceError) -> Read {
+        // An unread reader started elsewhere (opened ahead at the start, then sought) is replaced.
+        if let current = readAhead, !isReadAheadConsumed, current.startOffset != startOffset { readAhead = nil }
+        if readAhead == nil {
+            readAhead = ReadAheadSource(location: playlistItem.location, startingAt: startOffset)
+            isReadAheadConsumed = false
+        }
+        guard let reader = readAhead else { return .pending }
+        if let metadata = reader.takeMetadata() {
+            let known = playlistItem
+            playlistItem.adopt(metadata)
+            artwork = metadata.artwork
+            if playlistItem != known || failure != nil {
+                failure = nil
+                entryChanged()
+            }
+        }
+        do throws(SourceError) {
+            switch try reader.read() {
+            case .pending:
+                return .pending
+            case .end:
+                finishEnqueueing()
+                return .end
+            case .buffer(let buffer):
+                isReadAheadConsumed = true
+                endOffset = buffer.presentationTime + buffer.trimDurationAtStart + buffer.outputDuration
+                return .buffer(buffer)
+            }
         } catch {
             failure = error
             finishEnqueueing()
@@ -120,6 +176,8 @@ final class SampleBufferItem: @unchecked Sendable {
     func finishEnqueueing() {
         isFullyEnqueued = true
         source = nil
+        readAhead = nil
+        isReadAheadConsumed = false
     }
 
     /// Opens the source ahead of the first buffer, at the item's start, so that the command that
@@ -131,8 +189,18 @@ final class SampleBufferItem: @unchecked Sendable {
     /// open succeeds. Returns whether the source is prepared,
     /// and whether opening it changed the entry (as in `nextSampleBuffer(maximumDuration:entryChanged:)`).
     func prepareSource() -> (isPrepared: Bool, isEntryChanged: Bool) {
+        if isNetwork {
+            // A URL starts downloading and decoding on its reader's thread: a stall is found
+            // while the item before it still plays.
+            guard !isEnqueued else { return (false, false) }
+            if readAhead == nil || isReadAheadConsumed || readAhead?.startOffset != startOffset {
+                readAhead = ReadAheadSource(location: playlistItem.location, startingAt: startOffset)
+                isReadAheadConsumed = false
+            }
+            return (true, false)
+        }
         if isSourcePrepared { return (true, false) }
-        guard !isEnqueued, source == nil, !hasFailedToPrepare, !AudioFileSource.isNetworkLocation(playlistItem.location) else { return (false, false) }
+        guard !isEnqueued, source == nil, !hasFailedToPrepare else { return (false, false) }
         do throws(SourceError) {
             let (opening, isEntryChanged) = try openSource()
             source = opening
@@ -148,6 +216,10 @@ final class SampleBufferItem: @unchecked Sendable {
     /// Closes a source `prepareSource()` opened, if it is still unread, and forgets its cover art
     /// (read again if the item is opened to play).
     func releasePreparedSource() {
+        if isNetwork, !isEnqueued {
+            readAhead = nil
+            return
+        }
         guard isSourcePrepared else { return }
         source = nil
         artwork = nil
@@ -160,6 +232,11 @@ final class SampleBufferItem: @unchecked Sendable {
     /// the start, and the serializer closes it when the item stops being the one to open ahead.
     func flushSource(keepingSource: Bool = false) {
         if !keepingSource && !isSourcePrepared { source = nil }
+        // A reader that delivered audio stands past the start offset; an unread one may stay.
+        if isReadAheadConsumed {
+            readAhead = nil
+            isReadAheadConsumed = false
+        }
         isSourceMisplaced = source != nil
         isEnqueued = false
         isFullyEnqueued = false

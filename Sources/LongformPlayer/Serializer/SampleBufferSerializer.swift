@@ -36,6 +36,11 @@ final class SampleBufferSerializer: @unchecked Sendable {
     /// The most audio one call of the request block enqueues, so that an edit never waits long
     /// behind it, in seconds.
     static let enqueueSlice = 2.0
+    /// Audio due less than this past the playhead after a wait for the network counts as late
+    /// (the route renders on while it is enqueued).
+    static let lateAudioThreshold = MediaTime(value: 2, timescale: 100)
+    /// How far past the playhead audio that came late is placed: the route takes it whole.
+    static let lateAudioMargin = MediaTime(value: 1, timescale: 10)
 
     let queue: DispatchQueue
     let renderer: AudioRenderer
@@ -62,6 +67,9 @@ final class SampleBufferSerializer: @unchecked Sendable {
     /// Set by `invalidate()`: nothing is opened ahead any more (a preparation queued before it
     /// would otherwise hold a file open for as long as the items live).
     private var isInvalidated = false
+    /// Set when a URL's next audio was not there yet: the first buffer enqueued after the wait is
+    /// checked against the playhead (see `placeAfterWait(_:of:)`).
+    private var hasWaitedForNetwork = false
     private let logger = Logger(label: LogLabel.serializer)
 
     /// A serializer that plays through `renderer` on `synchronizer`.
@@ -293,10 +301,19 @@ final class SampleBufferSerializer: @unchecked Sendable {
             do {
                 // A preroll decodes no more than it needs, so that a start or a seek is heard sooner.
                 let maximumDuration = whetherReady ? seconds - enqueued : nil
-                guard var buffer = try item.nextSampleBuffer(maximumDuration: maximumDuration, entryChanged: { eventHandler(.itemEntryChanged(item)) }) else {
+                var buffer: SampleBuffer
+                switch try item.nextSampleBuffer(maximumDuration: maximumDuration, entryChanged: { eventHandler(.itemEntryChanged(item)) }) {
+                case .buffer(let next): buffer = next
+                case .end:
                     itemDidFinishEnqueueing(item)
                     continue
+                case .pending:
+                    // The renderer's request block asks again shortly; nothing after the item is
+                    // enqueued before it, so that items join gaplessly when the audio comes.
+                    hasWaitedForNetwork = true
+                    return
                 }
+                if hasWaitedForNetwork { placeAfterWait(buffer, of: item) }
                 buffer.outputPresentationTime = item.timelineBase! + buffer.presentationTime + buffer.trimDurationAtStart
                 renderer.enqueue(buffer)
                 enqueued += buffer.outputDuration.seconds
@@ -305,6 +322,30 @@ final class SampleBufferSerializer: @unchecked Sendable {
                 logger.error("item failed, skipped: \(error)")
                 eventHandler(.itemFailed(item, error))
                 itemDidFinishEnqueueing(item)
+            }
+        }
+    }
+
+    /// The first buffer after a wait for the network: if the playhead has passed where it
+    /// belongs (the renderer ran dry meanwhile and the route played silence), the item moves
+    /// later on the timeline, so that it is heard from there whole instead of losing its head;
+    /// the silence stays where it was heard.
+    private func placeAfterWait(_ buffer: SampleBuffer, of item: SampleBufferItem) {
+        hasWaitedForNetwork = false
+        // An as-fast-as-possible route waits for the audio: its timeline never passes it.
+        guard rate != 0, renderer.route.pacing == .realTime, let base = item.timelineBase, let playhead = renderer.playheadTime else { return }
+        let start = base + buffer.presentationTime + buffer.trimDurationAtStart
+        guard start < playhead + Self.lateAudioThreshold else { return }
+        let heardStart = playhead + Self.lateAudioMargin
+        let shift = heardStart - start
+        logger.info("\(item.playlistItem.displayTitle): audio came \(String(format: "%.2f", shift.seconds)) s after its time (waiting for the network); placed later by as much")
+        item.timelineBase = base + shift
+        // The items before it end, as heard, where it starts now: their boundaries (already
+        // passed, so never to fire) move there, and the item is announced when it is heard.
+        for earlier in items[..<enqueuingIndex] where earlier.boundaryObserver != nil {
+            synchronizer.removeTimeObserver(earlier.boundaryObserver!)
+            earlier.boundaryObserver = synchronizer.addBoundaryTimeObserver(forTimes: [heardStart], queue: queue) { [weak self] time in
+                self?.reconcile(at: time, announcing: self?.items.first)
             }
         }
     }
@@ -329,6 +370,7 @@ final class SampleBufferSerializer: @unchecked Sendable {
     }
 
     private func stopEnqueuing(keepingSourceOf kept: SampleBufferItem? = nil) {
+        hasWaitedForNetwork = false
         renderer.stopRequestingMediaData()
         synchronizer.setRate(0, time: .invalid)
         renderer.flush()

@@ -47,17 +47,24 @@ public final class AudioFileSource: @unchecked Sendable {
     private var pending = PCMAccumulator()
     private let logger = Logger(label: LogLabel.source)
 
-    /// How long a network read may stall before the URL counts as unreachable.
+    /// How long a network read may stall before the URL counts as unreachable, unless the caller says.
     public static let networkTimeoutSeconds = 10
+    /// How long this source's network reads may stall.
+    private let networkTimeout: Int
+    /// Why the input ended before its end (a read that failed or timed out), once it has; the
+    /// buffers before it were delivered, and the source then ends as though the item did.
+    public private(set) var inputFailure: String?
 
     /// Opens `location` (a path, a file: URL or an http(s) URL) and reads its format and metadata.
     /// - Parameter preferredBufferDuration: seconds per delivered buffer, clamped to 0.5...2.
-    public init(location: String, preferredBufferDuration: Double = 1.0) throws(SourceError) {
+    /// - Parameter networkTimeoutSeconds: how long a network read (the opening included) may stall.
+    public init(location: String, preferredBufferDuration: Double = 1.0, networkTimeoutSeconds: Int = AudioFileSource.networkTimeoutSeconds) throws(SourceError) {
         self.location = location
+        networkTimeout = networkTimeoutSeconds
         let target = try Self.resolve(location)
         let container: FFmpegFormatContext
         do {
-            container = try FFmpegFormatContext(location: target.path, networkTimeoutSeconds: Self.networkTimeoutSeconds)
+            container = try FFmpegFormatContext(location: target.path, networkTimeoutSeconds: networkTimeoutSeconds)
         } catch {
             throw SourceError(location: location, kind: target.isNetwork ? .unreachable : .unsupported, detail: error.message)
         }
@@ -119,6 +126,10 @@ public final class AudioFileSource: @unchecked Sendable {
         guard let buffer = pending.takeBuffer() else {
             // A file that decodes to nothing from its start is damaged (or holds no audio), not a
             // silent success: the player names it as failed.
+            if isAtUnplayedStart, let inputFailure {
+                throw SourceError(location: location, kind: Self.isNetworkLocation(location) ? .unreachable : .corrupt,
+                                  detail: "the input ended before any audio could be decoded (\(inputFailure))")
+            }
             if isAtUnplayedStart { throw SourceError(location: location, kind: .corrupt, detail: "no audio could be decoded from it") }
             return nil
         }
@@ -158,6 +169,7 @@ public final class AudioFileSource: @unchecked Sendable {
             decoder.flush()
             isInputFinished = false
             isDecoderDrained = false
+            inputFailure = nil
             framesToDiscardUntil = target
             nextFramePosition = -1 // learned from the next frame's timestamp
             guard try decodeFrame() else { return }
@@ -207,6 +219,7 @@ public final class AudioFileSource: @unchecked Sendable {
                 if try !container.readPacket(into: packet) { isInputFinished = true; continue }
             } catch {
                 logger.warning("\(location): input ends early (\(error.message)); playing what was decoded")
+                inputFailure = error.message
                 isInputFinished = true
                 continue
             }
@@ -258,7 +271,7 @@ public final class AudioFileSource: @unchecked Sendable {
     private func reopen() throws(SourceError) {
         let target = try Self.resolve(location)
         do {
-            container = try FFmpegFormatContext(location: target.path, networkTimeoutSeconds: Self.networkTimeoutSeconds)
+            container = try FFmpegFormatContext(location: target.path, networkTimeoutSeconds: networkTimeout)
             guard let stream = container.pointer.pointee.streams[Int(streamIndex)] else { throw SourceError(location: location, kind: .corrupt, detail: "stream vanished") }
             decoder = try FFmpegCodecContext(stream: stream)
         } catch let error as FFmpegError {
@@ -270,6 +283,7 @@ public final class AudioFileSource: @unchecked Sendable {
         }
         isInputFinished = false
         isDecoderDrained = false
+        inputFailure = nil
         nextFramePosition = 0
         framesToDiscardUntil = 0
     }
