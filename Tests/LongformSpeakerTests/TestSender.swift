@@ -9,16 +9,22 @@ import Glibc
 
 /// A sender for the tests, on real loopback sockets: a TCP connection to a speaker that sends
 /// frames and collects what the speaker answers, and a UDP port that answers clock requests
-/// with this machine's monotonic clock (the network clock, as the engine's route will).
+/// with this machine's monotonic clock (the network clock, as the engine's route will). Given a
+/// pairing secret, it answers a challenge with its proof and seals what it sends from then on.
 final class TestSender: @unchecked Sendable {
     let timingPort: UInt16
     private let timingSocket: Int32
     private let stream: Int32
     private let received = Mutex<[SpeakerMessage]>([])
     private let isClosed = Mutex(false)
+    private let secret: PairingSecret?
+    /// The last hello sent (its session id goes into a proof), and the sealer once paired; the
+    /// lock also keeps sends in order.
+    private let sending = Mutex<(hello: [UInt8]?, sealer: FrameSealer?)>((nil, nil))
 
-    /// Connects to the speaker at 127.0.0.1:`port`.
-    init(speakerPort: Int) throws {
+    /// Connects to the speaker at 127.0.0.1:`port`; with `secret`, pairs when challenged.
+    init(speakerPort: Int, secret: PairingSecret? = nil) throws {
+        self.secret = secret
         let (timing, port) = try LoopbackSocket.bound(type: Int32(SOCK_DGRAM.rawValue))
         timingSocket = timing
         timingPort = port
@@ -53,18 +59,43 @@ final class TestSender: @unchecked Sendable {
             guard count > 0 else { isClosed.withLock { $0 = true }; return }
             decoder.append(buffer[0..<count])
             while let frame = try? decoder.nextFrame() {
-                if case .message(let message) = frame { received.withLock { $0.append(message) } }
+                guard case .message(let message) = frame else { continue }
+                if case .challenge(let speakerNonce) = message, let secret { decoder.opener = pair(secret: secret, speakerNonce: speakerNonce) }
+                received.withLock { $0.append(message) }
             }
         }
     }
 
-    /// Sends messages, in order.
+    /// Answers a challenge with the proof for the last hello; returns the opener for what the
+    /// speaker sends from here (nil without a hello: the speaker will refuse).
+    private func pair(secret: PairingSecret, speakerNonce: [UInt8]) -> FrameOpener? {
+        sending.withLock { state in
+            guard let sessionID = state.hello else { return nil }
+            let senderNonce = PairingHandshake.makeNonce()
+            let proof = PairingHandshake.proof(secret: secret, sessionID: sessionID, speakerNonce: speakerNonce, senderNonce: senderNonce)
+            try? sendUnlocked(bytes: SpeakerMessage.proof(nonce: senderNonce, proof: proof).encoded())
+            let keys = PairingHandshake.sessionKeys(secret: secret, speakerNonce: speakerNonce, senderNonce: senderNonce)
+            state.sealer = FrameSealer(key: keys.senderToSpeaker)
+            return FrameOpener(key: keys.speakerToSender)
+        }
+    }
+
+    /// Sends messages, in order (sealed once paired).
     func send(_ messages: SpeakerMessage...) throws {
-        for message in messages { try send(bytes: message.encoded()) }
+        try sending.withLock { state in
+            for message in messages {
+                if case .hello(let sessionID, _, _) = message { state.hello = sessionID }
+                try sendUnlocked(bytes: state.sealer?.seal(message) ?? message.encoded())
+            }
+        }
     }
 
     /// Sends raw bytes.
     func send(bytes: [UInt8]) throws {
+        try sending.withLock { _ in try sendUnlocked(bytes: bytes) }
+    }
+
+    private func sendUnlocked(bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(stream, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

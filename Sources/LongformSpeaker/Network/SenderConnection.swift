@@ -8,8 +8,10 @@ import Synchronization
 
 /// One sender's TCP connection: bytes into frames, frames into the session, the session's answers
 /// back; the speaker's status every second and every quarter second of audio received; reading paused while the buffer is full (TCP's flow
-/// control then holds the sender); closed after 10 s without a frame (a half-open connection) or
+/// control then holds the sender); closed after 10 s with nothing received (a half-open connection) or
 /// on a protocol error, which is logged with the peer's address. The buffer survives a close.
+/// Until it is the sender it is pending (`ConnectionAdmission`): closed 5 s after it opened
+/// whatever it sends, or earlier when newer connections crowd it out.
 /// A speaker with a pairing secret challenges the sender's hello and, once it has proven that it
 /// knows the secret, seals and opens every later frame (docs/speaker-protocol.md, "Pairing").
 final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
@@ -28,6 +30,8 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     private var statusTask: RepeatedTask?
     private var isReadingPaused = false
     private var roomCheck: Scheduled<Void>?
+    /// Closes this connection if it is still pending when its handshake time is up.
+    private var handshakeCheck: Scheduled<Void>?
     private var warnedTypes = Set<UInt8>()
     private var framesSinceStatus = 0
     private var peer = "?"
@@ -52,11 +56,8 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     func channelActive(context: ChannelHandlerContext) {
         peer = context.remoteAddress.map { "\($0)" } ?? "?"
         lastReceived = .now()
-        guard service.connectionOpened() else {
-            logger.warning("speaker: refused \(peer): too many connections")
-            context.close(promise: nil)
-            return
-        }
+        service.connectionOpened(self, channel: context.channel, peer: peer)
+        handshakeCheck = context.eventLoop.scheduleTask(in: SpeakerService.handshakeLimit) { [service] in service.expireHandshakes() }
         statusTask = context.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
             self?.everySecond(context: context)
         }
@@ -65,9 +66,11 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     func channelInactive(context: ChannelHandlerContext) {
         statusTask?.cancel()
         roomCheck?.cancel()
+        handshakeCheck?.cancel()
         statusTask = nil
         roomCheck = nil
-        service.connectionClosed()
+        handshakeCheck = nil
+        service.connectionClosed(self)
         if case .challenged(.hello(_, let name, _), _) = pairing {
             logger.warning("speaker: \(peer) (\(name)) left without proving the pairing secret; this speaker requires a secret")
         }
@@ -88,7 +91,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     /// the decoder (and in the socket: reading pauses) until the output has played some.
     private func processFrames(context: ChannelHandlerContext) {
         do {
-            while !isBufferFull(), let frame = try decoder.nextFrame() {
+            while !mustWaitForRoom(), let frame = try decoder.nextFrame() {
                 switch frame {
                 case .message(let message): handle(message, context: context)
                 case .unknown(let type, let length):
@@ -137,9 +140,15 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     private func handle(_ received: SpeakerMessage, context: ChannelHandlerContext) {
         guard let message = pair(received, context: context) else { return }
         if case .hello(_, let name, let timingPort) = message {
-            guard service.becomeSender(self, name: name) else {
+            switch service.becomeSender(self, name: name) {
+            case .accepted: break
+            case .busy(let senderName):
                 refuse("speaker: refused \(peer) (\(name)): busy with another sender", code: 409,
-                       message: "busy: playing for \(service.senderName ?? "another sender")", context: context)
+                       message: "busy: playing for \(senderName)", context: context)
+                return
+            case .late:
+                refuse("speaker: refused \(peer) (\(name)): its hello came too late", code: 408,
+                       message: "too late: a connection must become the sender within \(SpeakerService.handshakeLimit.nanoseconds / 1_000_000_000) s", context: context)
                 return
             }
             isActiveSender = true
@@ -220,6 +229,10 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
+    /// Whether this connection's frames must wait for room: only the sender's (its audio fills the
+    /// buffer); a pending one's hello is heard in its time limit however full the buffer is.
+    private func mustWaitForRoom() -> Bool { isActiveSender && isBufferFull() }
+
     /// Whether the buffer has less room than the largest audio frame needs (or than half the
     /// buffer, for a buffer smaller than that).
     private func isBufferFull() -> Bool {
@@ -232,7 +245,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
 
     /// Pauses reading while the buffer is full; one check every 50 ms then resumes it.
     private func updateReading(context: ChannelHandlerContext) {
-        let isFull = isBufferFull()
+        let isFull = mustWaitForRoom()
         if isFull != isReadingPaused {
             isReadingPaused = isFull
             _ = context.channel.setOption(ChannelOptions.autoRead, value: !isFull)

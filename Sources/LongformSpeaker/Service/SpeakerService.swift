@@ -18,9 +18,8 @@ public final class SpeakerService: @unchecked Sendable {
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let logger = Logger(label: "longform.speaker")
     private let sender = Mutex<(connection: ObjectIdentifier, name: String)?>(nil)
-    private let connectionCount = Atomic<Int>(0)
-    /// At most this many connections at once (the sender, and a few refused or waiting).
-    static let maximumConnections = 8
+    /// The connections not yet the sender, and how to close each (the sender's too).
+    private let connections = Mutex(Connections())
     private var serverChannel: (any Channel)?
     private let clockRequester: ClockRequester
 
@@ -81,23 +80,78 @@ public final class SpeakerService: @unchecked Sendable {
         route.stop(waiting: true)
     }
 
-    /// Counts a new connection; false when there are too many.
-    func connectionOpened() -> Bool {
-        connectionCount.add(1, ordering: .relaxed).newValue <= Self.maximumConnections
+    /// The admission of connections and each open one's channel and peer, under one lock.
+    private struct Connections {
+        var admission = ConnectionAdmission<ObjectIdentifier>()
+        var open: [ObjectIdentifier: (channel: any Channel, peer: String)] = [:]
     }
 
-    /// Counts a connection gone.
-    func connectionClosed() {
-        connectionCount.subtract(1, ordering: .relaxed)
+    /// The clock connections' deadlines are on (nanoseconds, never going back).
+    private static func now() -> UInt64 { NIODeadline.now().uptimeNanoseconds }
+
+    /// How long a connection has to become the sender before it is closed.
+    static var handshakeLimit: TimeAmount { .nanoseconds(Int64(ConnectionAdmission<ObjectIdentifier>.standardHandshakeLimit)) }
+
+    /// `connection` opened on `channel` from `peer`: it waits for its hello; the oldest waiting
+    /// ones over the cap are closed (never the new one: a real sender's hello comes at once).
+    func connectionOpened(_ connection: SenderConnection, channel: any Channel, peer: String) {
+        let id = ObjectIdentifier(connection)
+        let actions = connections.withLock { state in
+            state.open[id] = (channel, peer)
+            return state.admission.opened(id, at: Self.now())
+        }
+        perform(actions)
     }
 
-    /// Makes `connection` the sender unless another one is; false when busy.
-    func becomeSender(_ connection: SenderConnection, name: String) -> Bool {
+    /// `connection` is closed: it no longer counts.
+    func connectionClosed(_ connection: SenderConnection) {
+        let id = ObjectIdentifier(connection)
+        connections.withLock { state in
+            state.open[id] = nil
+            state.admission.closed(id)
+        }
+    }
+
+    /// Closes the connections that did not become the sender in time.
+    func expireHandshakes() {
+        perform(connections.withLock { $0.admission.expire(at: Self.now()) })
+    }
+
+    /// Closes what the admission says, each with a warning. Outside the lock: a
+    /// close on the event loop calls `connectionClosed` at once.
+    private func perform(_ actions: [ConnectionAdmission<ObjectIdentifier>.Action]) {
+        for case .close(let id, let reason) in actions {
+            guard let (channel, peer) = connections.withLock({ $0.open[id] }) else { continue }
+            switch reason {
+            case .crowdedOut:
+                logger.warning("speaker: closed \(peer): \(ConnectionAdmission<ObjectIdentifier>.standardMaximumPending) newer connections came while it waited for its hello")
+            case .handshakeTimedOut:
+                logger.warning("speaker: closed \(peer): no \(pairingSecret == nil ? "hello" : "hello and pairing") within \(Self.handshakeLimit.nanoseconds / 1_000_000_000) s")
+            }
+            channel.close(promise: nil)
+        }
+    }
+
+    /// What a connection's claim to be the sender came to.
+    enum SenderClaim: Equatable {
+        /// It is the sender.
+        case accepted
+        /// Another connection is the sender, named.
+        case busy(String)
+        /// It is being closed: crowded out or out of time.
+        case late
+    }
+
+    /// Makes `connection` the sender unless another one is or its handshake time is up.
+    func becomeSender(_ connection: SenderConnection, name: String) -> SenderClaim {
         sender.withLock { sender in
             let id = ObjectIdentifier(connection)
-            if let current = sender, current.connection != id { return false }
+            if let current = sender, current.connection != id { return .busy(current.name) }
+            if sender == nil {
+                guard connections.withLock({ $0.admission.admit(id, at: Self.now()) }) else { return .late }
+            }
             sender = (id, name)
-            return true
+            return .accepted
         }
     }
 
