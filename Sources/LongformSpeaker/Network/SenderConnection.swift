@@ -11,7 +11,8 @@ import Synchronization
 /// control then holds the sender); closed after 10 s with nothing received (a half-open connection) or
 /// on a protocol error, which is logged with the peer's address. The buffer survives a close.
 /// Until it is the sender it is pending (`ConnectionAdmission`): closed 5 s after it opened
-/// whatever it sends, or earlier when newer connections crowd it out.
+/// whatever it sends, or earlier when newer connections crowd it out. Its warnings go through the
+/// service's rate limit.
 /// A speaker with a pairing secret challenges the sender's hello and, once it has proven that it
 /// knows the secret, seals and opens every later frame (docs/speaker-protocol.md, "Pairing").
 final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
@@ -72,7 +73,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         handshakeCheck = nil
         service.connectionClosed(self)
         if case .challenged(.hello(_, let name, _), _) = pairing {
-            logger.warning("speaker: \(peer) (\(name)) left without proving the pairing secret; this speaker requires a secret")
+            service.warn("speaker: \(peer) (\(name)) left without proving the pairing secret; this speaker requires a secret")
         }
         if isActiveSender {
             service.senderLeft(self)
@@ -95,7 +96,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
                 switch frame {
                 case .message(let message): handle(message, context: context)
                 case .unknown(let type, let length):
-                    if warnedTypes.insert(type).inserted { logger.warning("speaker: \(peer) sent message type 0x\(String(type, radix: 16)) (\(length) bytes), unknown here; skipped") }
+                    if warnedTypes.insert(type).inserted { service.warn("speaker: \(peer) sent message type 0x\(String(type, radix: 16)) (\(length) bytes), unknown here; skipped") }
                 }
                 guard context.channel.isActive else { return }
             }
@@ -209,7 +210,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private func refuse(_ logLine: String, code: UInt16, message: String, context: ChannelHandlerContext) {
-        logger.warning("\(logLine)")
+        service.warn(logLine)
         send(.error(code: code, message: message), context: context)
         context.close(promise: nil)
     }
@@ -218,7 +219,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         // While reading is paused on purpose, silence from the sender is ours, not a dead peer.
         if isReadingPaused { lastReceived = .now() }
         if NIODeadline.now() - lastReceived > Self.idleLimit {
-            logger.warning("speaker: nothing from \(peer) for 10 s; closing")
+            service.warn("speaker: nothing from \(peer) for 10 s; closing")
             context.close(promise: nil)
             return
         }

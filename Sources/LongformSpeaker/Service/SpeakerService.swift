@@ -20,7 +20,10 @@ public final class SpeakerService: @unchecked Sendable {
     private let sender = Mutex<(connection: ObjectIdentifier, name: String)?>(nil)
     /// The connections not yet the sender, and how to close each (the sender's too).
     private let connections = Mutex(Connections())
+    /// Warnings about connections: at most a few a minute, whatever strangers send.
+    private let warnings = Mutex(WarningRateLimit())
     private var serverChannel: (any Channel)?
+    private var warningReport: RepeatedTask?
     private let clockRequester: ClockRequester
 
     /// The secret a sender must prove it knows, or nil to take any sender.
@@ -62,6 +65,11 @@ public final class SpeakerService: @unchecked Sendable {
     public func start(host: String, port: Int) throws -> Int {
         try route.start(pullingFrom: output)
         clockRequester.start()
+        // A window's suppressed warnings are reported within a second of its end.
+        warningReport = group.next().scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
+            guard let self else { return }
+            if let count = warnings.withLock({ $0.endedWindowSuppressions(at: Self.now()) }) { reportSuppressed(count) }
+        }
         serverChannel = try ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -74,6 +82,8 @@ public final class SpeakerService: @unchecked Sendable {
 
     /// Stops listening, the clock and the route.
     public func stop() {
+        warningReport?.cancel()
+        if let count = warnings.withLock({ $0.takeSuppressed() }) { reportSuppressed(count) }
         try? serverChannel?.close().wait()
         try? group.syncShutdownGracefully()
         clockRequester.stop()
@@ -117,19 +127,32 @@ public final class SpeakerService: @unchecked Sendable {
         perform(connections.withLock { $0.admission.expire(at: Self.now()) })
     }
 
-    /// Closes what the admission says, each with a warning. Outside the lock: a
+    /// Closes what the admission says, each with a (rate-limited) warning. Outside the lock: a
     /// close on the event loop calls `connectionClosed` at once.
     private func perform(_ actions: [ConnectionAdmission<ObjectIdentifier>.Action]) {
         for case .close(let id, let reason) in actions {
             guard let (channel, peer) = connections.withLock({ $0.open[id] }) else { continue }
             switch reason {
             case .crowdedOut:
-                logger.warning("speaker: closed \(peer): \(ConnectionAdmission<ObjectIdentifier>.standardMaximumPending) newer connections came while it waited for its hello")
+                warn("speaker: closed \(peer): \(ConnectionAdmission<ObjectIdentifier>.standardMaximumPending) newer connections came while it waited for its hello")
             case .handshakeTimedOut:
-                logger.warning("speaker: closed \(peer): no \(pairingSecret == nil ? "hello" : "hello and pairing") within \(Self.handshakeLimit.nanoseconds / 1_000_000_000) s")
+                warn("speaker: closed \(peer): no \(pairingSecret == nil ? "hello" : "hello and pairing") within \(Self.handshakeLimit.nanoseconds / 1_000_000_000) s")
             }
             channel.close(promise: nil)
         }
+    }
+
+    /// Logs a warning about a connection, unless too many came lately (then they are counted and
+    /// the count is logged once the window ends).
+    func warn(_ line: @autoclosure () -> String) {
+        let decision = warnings.withLock { $0.warning(at: Self.now()) }
+        if decision.suppressedBefore > 0 { reportSuppressed(decision.suppressedBefore) }
+        if decision.write { logger.warning("\(line())") }
+    }
+
+    /// Logs how many warnings about connections were not logged.
+    private func reportSuppressed(_ count: Int) {
+        logger.warning("speaker: \(count) more warnings about connections not logged (at most \(WarningRateLimit.standardMaximumLines) a minute)")
     }
 
     /// What a connection's claim to be the sender came to.
