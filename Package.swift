@@ -83,6 +83,15 @@ let package = Package(
         .executableTarget(name: "longform-latency", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformPlayer"],
                           path: "Benchmarks/LatencyBenchmark"),
 
+        // Fuzz targets (`scripts/fuzz`): each parser that reads bytes from outside, under libFuzzer
+        // when built with -DFUZZING -sanitize=fuzzer; built normally, each replays saved inputs.
+        .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"),
+        .executableTarget(name: "longform-fuzz-speaker-frames", dependencies: ["FuzzSupport", "LongformSpeakerProtocol", .product(name: "Crypto", package: "swift-crypto")],
+                          path: "Fuzz/SpeakerFrameFuzzer", exclude: ["speaker-frames.dict"]),
+        .executableTarget(name: "longform-fuzz-clock-exchange", dependencies: ["FuzzSupport", "LongformSpeakerProtocol"], path: "Fuzz/ClockExchangeFuzzer"),
+        .executableTarget(name: "longform-fuzz-mp3-gapless", dependencies: ["FuzzSupport", "LongformSources"], path: "Fuzz/MP3GaplessFuzzer"),
+        .executableTarget(name: "longform-fuzz-edit-script", dependencies: ["FuzzSupport", "LongformPlayer"], path: "Fuzz/EditScriptFuzzer"),
+
         // Shared by the test targets: generating test audio with Debian's tools, reading WAV files.
         .target(name: "LongformTestSupport", dependencies: ["LongformCore"], path: "Tests/LongformTestSupport"),
         .testTarget(name: "LongformCoreTests", dependencies: ["LongformCore"]),

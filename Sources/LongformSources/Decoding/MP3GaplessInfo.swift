@@ -3,15 +3,15 @@ import Foundation
 /// The gapless fields of an MP3's Xing/Info frame and its LAME tag: the frame count, the encoder
 /// delay and the padding. FFmpeg trims by them while decoding but does not expose them, and the
 /// item's exact length is needed before decoding (for its duration).
-struct MP3GaplessInfo: Equatable {
+public struct MP3GaplessInfo: Equatable, Sendable {
     /// MPEG audio frames after the Xing frame.
-    var frameCount: Int
+    public var frameCount: Int
     /// Samples per frame (1152 for MPEG-1 layer III, 576 for MPEG-2/2.5).
-    var samplesPerFrame: Int
+    public var samplesPerFrame: Int
     /// Encoder delay at the start, in samples.
-    var delay: Int
+    public var delay: Int
     /// Padding at the end, in samples.
-    var padding: Int
+    public var padding: Int
 
     /// Samples the encoder was given.
     var validFrameCount: Int64 { Int64(frameCount * samplesPerFrame - delay - padding) }
@@ -32,7 +32,7 @@ struct MP3GaplessInfo: Equatable {
     }
 
     /// Parses the first MPEG frame in `bytes` for a Xing/Info header with a LAME tag.
-    static func parse(_ bytes: [UInt8]) -> MP3GaplessInfo? {
+    public static func parse(_ bytes: [UInt8]) -> MP3GaplessInfo? {
         guard let start = bytes.indices.dropLast(4).first(where: { bytes[$0] == 0xFF && bytes[$0 + 1] & 0xE0 == 0xE0 }) else { return nil }
         let versionBits = (bytes[start + 1] >> 3) & 0x03 // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
         let layerBits = (bytes[start + 1] >> 1) & 0x03   // 1: layer III
