@@ -91,6 +91,7 @@ let package = Package(
         .executableTarget(name: "longform-fuzz-clock-exchange", dependencies: ["FuzzSupport", "LongformSpeakerProtocol"], path: "Fuzz/ClockExchangeFuzzer"),
         .executableTarget(name: "longform-fuzz-mp3-gapless", dependencies: ["FuzzSupport", "LongformSources"], path: "Fuzz/MP3GaplessFuzzer"),
         .executableTarget(name: "longform-fuzz-edit-script", dependencies: ["FuzzSupport", "LongformPlayer"], path: "Fuzz/EditScriptFuzzer"),
+        .executableTarget(name: "longform-fuzz-playlist-file", dependencies: ["FuzzSupport", "LongformPlayer"], path: "Fuzz/PlaylistFileFuzzer"),
 
         // Shared by the test targets: generating test audio with Debian's tools, reading WAV files.
         .target(name: "LongformTestSupport", dependencies: ["LongformCore"], path: "Tests/LongformTestSupport"),

@@ -5,21 +5,23 @@ import Foundation
 /// playlists into their entries (relative paths taken from the playlist's folder). An argument
 /// or entry that cannot be expanded (a playlist that lists itself, directly or through others; an
 /// unreadable playlist or directory) is named as a problem and skipped; the others are kept.
-enum ItemExpansion {
+public enum ItemExpansion {
     /// Extensions taken from directories; anything else there is skipped.
-    static let audioExtensions: Set<String> = ["wav", "aif", "aiff", "flac", "mp3", "m4a", "mp4", "aac", "alac", "ogg", "oga", "opus"]
+    public static let audioExtensions: Set<String> = ["wav", "aif", "aiff", "flac", "mp3", "m4a", "mp4", "aac", "alac", "ogg", "oga", "opus"]
     /// Playlists nested deeper than this are skipped (a chain this long is a mistake, not a library).
-    static let maximumNestingDepth = 8
+    public static let maximumNestingDepth = 8
 
     /// What the arguments stand for: the items in order, and a sentence for each argument or
     /// entry that was skipped.
-    struct Expansion: Equatable {
-        var items: [String] = []
-        var problems: [String] = []
+    public struct Expansion: Equatable, Sendable {
+        /// Files (absolute paths) and URLs, in order.
+        public var items: [String] = []
+        /// A sentence for each argument or entry skipped, naming it.
+        public var problems: [String] = []
     }
 
     /// The items `arguments` stand for, in order, with what had to be skipped.
-    static func expand(_ arguments: [String]) -> Expansion {
+    public static func expand(_ arguments: [String]) -> Expansion {
         var expansion = Expansion()
         for argument in arguments { expand(argument, into: &expansion, enclosingPlaylists: []) }
         return expansion
@@ -72,13 +74,18 @@ enum ItemExpansion {
     }
 
     private static func playlistItems(_ path: String, into expansion: inout Expansion, enclosingPlaylists: [String]) {
-        let text: String
+        // Through a FileHandle: Foundation's whole-file read (Data(contentsOf:), FileManager's
+        // contents(atPath:)) leaks its 4 KB buffer on an empty file (found by the playlist-file
+        // fuzzer under LeakSanitizer).
+        let data: Data
         do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            text = String(decoding: data, as: UTF8.self)
+            guard let handle = FileHandle(forReadingAtPath: path) else { throw CocoaError(.fileReadNoPermission) }
+            defer { try? handle.close() }
+            data = try handle.readToEnd() ?? Data()
         } catch {
             return expansion.problems.append("\(path): cannot read the playlist (\(error.localizedDescription)); skipped")
         }
+        let text = String(decoding: data, as: UTF8.self)
         let folder = (path as NSString).deletingLastPathComponent
         for rawLine in text.split(whereSeparator: \.isNewline) {
             let line = rawLine.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\u{FEFF}", with: "")
