@@ -84,6 +84,8 @@ import Testing
             ("PUT", "/api/playlist", #"{"items": []}"#, [:], 405, "PUT is not allowed on /api/playlist; use DELETE, GET"),
             ("PATCH", "/api/playlist/items/\(firstID)", nil, [:], 405, "use DELETE"),
             ("GET", "/api/transport/play", nil, [:], 405, "use POST"),
+            // A literal segment wins over a parameter, as in the router: not /api/library/{trackId}'s GET.
+            ("OPTIONS", "/api/library/rescan", nil, [:], 405, "/api/library/rescan; use POST"),
         ]
         for test in cases {
             let response = try client.request(test.method, test.path, json: test.body, headers: test.headers)

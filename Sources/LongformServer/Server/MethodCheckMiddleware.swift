@@ -32,14 +32,24 @@ struct MethodCheckMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
-    /// The methods registered for `path`, in name order; empty when no route has that path.
+    /// The methods registered for `path`, in name order; empty when no route has that path. As
+    /// the router does, a literal segment wins over a parameter: `/api/library/rescan` is the
+    /// rescan's path (POST), not `/api/library/{trackId}`'s (GET).
     func allowedMethods(forPath path: String) -> [String] {
         let segments = path.split(separator: "/")
-        let methods = routes.filter { route in
+        let matching = routes.filter { route in
             route.components.count == segments.count && zip(route.components, segments).allSatisfy { pattern, segment in
-                pattern.hasPrefix("{") || pattern.hasPrefix(":") || pattern == "*" || pattern == segment
+                Self.isParameter(pattern) || pattern == segment
             }
-        }.map(\.method.rawValue)
+        }
+        // Literal (true) before parameter, segment by segment: the most specific pattern.
+        let specificity = { (components: [String]) in components.map { !Self.isParameter($0) } }
+        guard let best = matching.map({ specificity($0.components) }).max(by: { $0.lexicographicallyPrecedes($1) { !$0 && $1 } }) else { return [] }
+        let methods = matching.filter { specificity($0.components) == best }.map(\.method.rawValue)
         return Set(methods).sorted()
+    }
+
+    private static func isParameter(_ pattern: String) -> Bool {
+        pattern.hasPrefix("{") || pattern.hasPrefix(":") || pattern == "*"
     }
 }
