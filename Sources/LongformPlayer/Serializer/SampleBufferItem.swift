@@ -232,8 +232,10 @@ final class SampleBufferItem: @unchecked Sendable {
     /// the start, and the serializer closes it when the item stops being the one to open ahead.
     func flushSource(keepingSource: Bool = false) {
         if !keepingSource && !isSourcePrepared { source = nil }
-        // A reader that delivered audio stands past the start offset; an unread one may stay.
-        if isReadAheadConsumed {
+        // Only a reader opened ahead and never asked stays (the serializer closes it when the item
+        // stops being the one to open ahead): one that was asked for audio stands past the start
+        // offset or has failed, and an item taken off the timeline must not download on.
+        if isEnqueued || isReadAheadConsumed {
             readAhead = nil
             isReadAheadConsumed = false
         }

@@ -333,15 +333,16 @@ final class SampleBufferSerializer: @unchecked Sendable {
     private func placeAfterWait(_ buffer: SampleBuffer, of item: SampleBufferItem) {
         hasWaitedForNetwork = false
         // An as-fast-as-possible route waits for the audio: its timeline never passes it.
-        guard rate != 0, renderer.route.pacing == .realTime, let base = item.timelineBase, let playhead = renderer.playheadTime else { return }
+        guard renderer.route.pacing == .realTime, let base = item.timelineBase, let playhead = renderer.playheadTime else { return }
         let start = base + buffer.presentationTime + buffer.trimDurationAtStart
-        guard start < playhead + Self.lateAudioThreshold else { return }
+        // Paused, the playhead stands still: only audio it already passed is late.
+        guard start < playhead + (rate != 0 ? Self.lateAudioThreshold : .zero) else { return }
         let heardStart = playhead + Self.lateAudioMargin
         let shift = heardStart - start
         logger.info("\(item.playlistItem.displayTitle): audio came \(String(format: "%.2f", shift.seconds)) s after its time (waiting for the network); placed later by as much")
         item.timelineBase = base + shift
         // The items before it end, as heard, where it starts now: their boundaries (already
-        // passed, so never to fire) move there, and the item is announced when it is heard.
+        // passed: an observer added for a past time does not fire) move there.
         for earlier in items[..<enqueuingIndex] where earlier.boundaryObserver != nil {
             synchronizer.removeTimeObserver(earlier.boundaryObserver!)
             earlier.boundaryObserver = synchronizer.addBoundaryTimeObserver(forTimes: [heardStart], queue: queue) { [weak self] time in

@@ -71,7 +71,7 @@ public final class ReadAheadSource: @unchecked Sendable {
         private var metadata: AudioMetadata?
         private var isFinished = false
         private var failure: SourceError?
-        private(set) var isClosed = false
+        private var isClosed = false
 
         init(aheadSeconds: Double) {
             self.aheadSeconds = aheadSeconds
@@ -125,6 +125,13 @@ public final class ReadAheadSource: @unchecked Sendable {
             condition.unlock()
         }
 
+        /// Whether the caller has gone (read under the lock: the thread asks between reads).
+        var isClosedNow: Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            return isClosed
+        }
+
         func close() {
             condition.lock()
             isClosed = true
@@ -159,7 +166,14 @@ public final class ReadAheadSource: @unchecked Sendable {
                 var reachedFrame = startOffset.convertScale(Int32(source.sampleRate), method: .roundHalfAwayFromZero).value
                 var retries = 0
                 while shared.waitForRoom() {
-                    if let buffer = try source.nextSampleBuffer() {
+                    let next: SampleBuffer?
+                    do throws(SourceError) {
+                        next = try source.nextSampleBuffer()
+                    } catch where source.inputFailure != nil {
+                        // A stall before the first audio ends in "no audio": tried again like any stall.
+                        next = nil
+                    }
+                    if let buffer = next {
                         let end = buffer.presentationTime + buffer.trimDurationAtStart + buffer.outputDuration
                         reachedFrame = end.convertScale(Int32(source.sampleRate), method: .roundHalfAwayFromZero).value
                         shared.append(buffer)
@@ -167,7 +181,7 @@ public final class ReadAheadSource: @unchecked Sendable {
                     }
                     guard let stall = source.inputFailure else { return shared.finish(failure: nil) }
                     let seconds = String(format: "%.1f", Double(reachedFrame) / Double(source.sampleRate))
-                    guard retries < retryLimit, !shared.isClosed else {
+                    guard retries < retryLimit, !shared.isClosedNow else {
                         return shared.finish(failure: SourceError(location: location, kind: .unreachable,
                                                                   detail: "the stream stalled \(seconds) s in (\(stall)); tried again \(retries) time\(retries == 1 ? "" : "s")"))
                     }
