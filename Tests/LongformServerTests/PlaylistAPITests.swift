@@ -81,7 +81,7 @@ import Testing
             ("POST", "/api/playlist/items/0D1B0A63-7B1C-4A4E-9F55-0123456789AB/move", #"{"index": 0}"#, [:], 404, "no playlist item"),
             ("GET", "/api/nothing-here", nil, [:], 404, "no such resource: /api/nothing-here"),
             // A path that exists for other methods: 405, naming them.
-            ("PUT", "/api/playlist", #"{"items": []}"#, [:], 405, "PUT is not allowed on /api/playlist; use DELETE, GET"),
+            ("PUT", "/api/playlist", #"{"items": []}"#, [:], 405, "PUT is not allowed on /api/playlist; use DELETE, GET, HEAD"),
             ("PATCH", "/api/playlist/items/\(firstID)", nil, [:], 405, "use DELETE"),
             ("GET", "/api/transport/play", nil, [:], 405, "use POST"),
             // A literal segment wins over a parameter, as in the router: not /api/library/{trackId}'s GET.
@@ -93,6 +93,9 @@ import Testing
             #expect((response.json["error"] as? String)?.contains(test.says) == true, "\(test.path) \(test.body?.prefix(80) ?? ""): \(response.text)")
             if test.status == 405 { #expect(response.headers["allow"]?.isEmpty == false, "\(test.path): \(response.headers)") }
         }
+        // HEAD is answered wherever GET is, without a body.
+        let head = try client.request("HEAD", "/api/playlist")
+        #expect(head.status == 200 && head.body.isEmpty, "\(head)")
         let after = try client.get("/api/playlist").text
         #expect(after == before, "before: \(before)\nafter: \(after)")
     }

@@ -10,7 +10,8 @@ func addEventEndpoint(to router: Router<ServerRequestContext>, controller: Playe
                         body: ResponseBody { writer in
                             // Ends when the hub drops this client, the server stops, or a write
                             // fails because the client left.
-                            // The write waits while the socket is full: what waits is counted in the hub.
+                            // Taken, the text is no longer counted by the hub; the write waits
+                            // while the socket is full, so at most this one event is uncounted.
                             for await text in subscription.events {
                                 subscription.didTake(text)
                                 try await writer.write(ByteBuffer(string: text))

@@ -82,8 +82,8 @@ final class EventHub: Sendable {
         subscribers.withLock { subscribers in
             guard let held = subscribers[id]?.held else { return }
             for text in [firstText] + held {
-                continuation.yield(text)
-                subscribers[id]?.queuedBytes += text.utf8.count
+                // Counted only if queued (more than the count limit held: the rest is dropped).
+                if case .enqueued = continuation.yield(text) { subscribers[id]?.queuedBytes += text.utf8.count }
             }
             subscribers[id]?.held = nil
         }
@@ -109,7 +109,8 @@ final class EventHub: Sendable {
             for (id, subscriber) in subscribers {
                 if subscriber.held != nil {
                     subscribers[id]?.held?.append(text)
-                } else if subscriber.queuedBytes + size > Self.clientQueueByteLimit {
+                } else if subscriber.queuedBytes > 0 && subscriber.queuedBytes + size > Self.clientQueueByteLimit {
+                    // (An event larger than the limit still goes to a client with nothing waiting.)
                     subscribers.removeValue(forKey: id)
                     laggards.append(subscriber.continuation)
                 } else if case .dropped = subscriber.continuation.yield(text) {

@@ -1,9 +1,10 @@
 import Foundation
 import Hummingbird
 
-/// Turns the router's bare refusals into the API's: a path that exists for other methods answers
-/// 405 with an `Allow` header (not 404), and every refusal the router or Hummingbird makes
-/// (404, 405, 413…) carries `{"error": …}` like the API's own.
+/// Turns the router's bare "no such route" into the API's refusals: a path that exists for other
+/// methods answers 405 with an `Allow` header (not 404), and an unknown path 404, both with
+/// `{"error": …}` like the API's own. (Added after the endpoints, it wraps only the router's
+/// not-found answer: an endpoint's own refusals, a 413 among them, are APIErrors already.)
 struct MethodCheckMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The registered routes: a path's components (a `{…}`, `:…` or `*` component matches any
     /// one segment) and its method.
@@ -45,8 +46,10 @@ struct MethodCheckMiddleware<Context: RequestContext>: RouterMiddleware {
         // Literal (true) before parameter, segment by segment: the most specific pattern.
         let specificity = { (components: [String]) in components.map { !Self.isParameter($0) } }
         guard let best = matching.map({ specificity($0.components) }).max(by: { $0.lexicographicallyPrecedes($1) { !$0 && $1 } }) else { return [] }
-        let methods = matching.filter { specificity($0.components) == best }.map(\.method.rawValue)
-        return Set(methods).sorted()
+        var methods = Set(matching.filter { specificity($0.components) == best }.map(\.method.rawValue))
+        // The router answers HEAD wherever GET is (its HEAD endpoints are made when it is built).
+        if methods.contains("GET") { methods.insert("HEAD") }
+        return methods.sorted()
     }
 
     private static func isParameter(_ pattern: String) -> Bool {

@@ -59,12 +59,14 @@ public final class PlayerServer: Sendable {
     /// Serves until `stop()` or the task is cancelled; `onRunning` gets the bound port. On the
     /// way out the event streams end and the state is saved.
     public func run(onRunning: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
-        let router = Router(context: ServerRequestContext.self)
+        // HEAD is answered wherever GET is (RFC 9110), by the GET endpoint without its body.
+        let router = Router(context: ServerRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: AccessMiddleware(token: token.map(AccessToken.init)))
         addAPIEndpoints(to: router, controller: controller)
         addEventEndpoint(to: router, controller: controller)
         addWebEndpoints(to: router, files: files)
-        // Inside the access check: a stranger learns nothing of which methods a path takes.
+        // Inside the access check (a stranger learns nothing of which methods a path takes); added
+        // last, it wraps only the router's "no such route" answer, which is what it rewrites.
         router.add(middleware: MethodCheckMiddleware(routes: router.routes))
         var applicationLogger = Logger(label: LogLabel.server)
         applicationLogger.logLevel = .warning
