@@ -10,6 +10,9 @@ public enum ItemExpansion {
     public static let audioExtensions: Set<String> = ["wav", "aif", "aiff", "flac", "mp3", "m4a", "mp4", "aac", "alac", "ogg", "oga", "opus"]
     /// Playlists nested deeper than this are skipped (a chain this long is a mistake, not a library).
     public static let maximumNestingDepth = 8
+    /// Expansion stops at this many items: playlists that each list another many times would
+    /// otherwise multiply to billions without a loop.
+    public static let maximumItemCount = 100_000
 
     /// What the arguments stand for: the items in order, and a sentence for each argument or
     /// entry that was skipped.
@@ -30,6 +33,11 @@ public enum ItemExpansion {
     /// Adds what `argument` stands for; `enclosingPlaylists` are the real paths of the playlists
     /// being read around it, outermost first (a playlist among them would loop).
     private static func expand(_ argument: String, into expansion: inout Expansion, enclosingPlaylists: [String]) {
+        guard expansion.items.count < maximumItemCount else {
+            let limit = "more than \(maximumItemCount) items; the rest skipped"
+            if expansion.problems.last?.hasSuffix(limit) != true { expansion.problems.append("\(argument): \(limit)") }
+            return
+        }
         if isURL(argument) { return expansion.items.append(argument) }
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory)
