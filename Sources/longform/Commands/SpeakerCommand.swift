@@ -20,6 +20,9 @@ struct SpeakerCommand: ParsableCommand {
             The log shows what plays: title, artist, album, and the cover art's type, size and SHA-256. \
             With --secret-file (or LONGFORM_SPEAKER_SECRET), only senders given the same secret (in their LONGFORM_SPEAKER_SECRET) \
             are heard, and everything on their connection is encrypted (ChaCha20-Poly1305). \
+            A connection has 5 s to become the sender (its hello, and its proof with a secret); at most 32 wait at once, \
+            a newcomer closing the oldest, so strangers cannot lock a sender out; warnings about connections are \
+            logged at most 10 a minute, then counted. \
             SIGINT or SIGTERM stops.
             """
     )
