@@ -55,12 +55,15 @@ import Testing
         }
     }
 
-    @Test func aStallingURLBetweenTwoGoodItemsEndsAndTheGoodItemsAreHeardWhole() throws {
+    /// A stream that stops (20 KB, then nothing for 40 s) and one that trickles (20 KB, then a byte
+    /// every 2 s: FFmpeg's read timeout never fires).
+    @Test(arguments: ["stall/20480/40/", "trickle/20480/2/"])
+    func aStallingURLBetweenTwoGoodItemsEndsAndTheGoodItemsAreHeardWhole(stream: String) throws {
         let first = try TestAudio.reference("stall-first", seconds: 1.0, startFrequency: 600)
         let last = try TestAudio.encode(try TestAudio.reference("stall-last", seconds: 1.0, startFrequency: 900), as: "flac", arguments: ["-c:a", "flac"])
         let stalling = try TestAudio.encode(try TestAudio.reference("stall-middle", seconds: 4.0, startFrequency: 300), as: "mp3", arguments: ["-c:a", "libmp3lame", "-b:a", "128k"])
-        // 20 KB (about a second of it), then nothing for 40 s on every connection.
-        let url = try HTTPFileServer.start() + "stall/20480/40/" + (stalling as NSString).lastPathComponent
+        // 20 KB (about a second of it), then nothing or a trickle, on every connection.
+        let url = try HTTPFileServer.start() + stream + (stalling as NSString).lastPathComponent
         let output = TestAudio.path("stall-played-\(UUID().uuidString.prefix(8)).wav")
         let started = Date()
         let result = try ExternalTool.run("/usr/bin/timeout", ["60", ExternalTool.longformExecutable, "play", "--route", "wav:" + output,

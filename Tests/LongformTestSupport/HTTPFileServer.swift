@@ -8,6 +8,8 @@ import Glibc
 /// a helper process would be reparented into the test runner and upset Foundation's `Process`.
 /// `stall/BYTES/SECONDS/NAME` serves NAME's first BYTES bytes (with the whole file's length),
 /// then sends nothing for SECONDS seconds before it hangs up: a stream that stalls.
+/// `trickle/BYTES/SECONDS/NAME` serves the first BYTES bytes, then one byte every SECONDS
+/// seconds for a minute: a stream that never stalls outright and never delivers.
 public enum HTTPFileServer {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var base: String?
@@ -43,10 +45,10 @@ public enum HTTPFileServer {
         }
         let requestLine = String(decoding: request.prefix { $0 != 13 }, as: UTF8.self).split(separator: " ")
         var name = requestLine.count >= 2 ? String(requestLine[1].dropFirst()).removingPercentEncoding ?? "" : ""
-        var stall: (bytes: Int, seconds: Double)?
+        var stall: (bytes: Int, seconds: Double, isTrickle: Bool)?
         let parts = name.split(separator: "/", maxSplits: 3).map(String.init)
-        if parts.count == 4, parts[0] == "stall", let bytes = Int(parts[1]), let seconds = Double(parts[2]) {
-            stall = (bytes, seconds)
+        if parts.count == 4, ["stall", "trickle"].contains(parts[0]), let bytes = Int(parts[1]), let seconds = Double(parts[2]) {
+            stall = (bytes, seconds, parts[0] == "trickle")
             name = parts[3]
         }
         let path = directory + "/" + name
@@ -58,7 +60,14 @@ public enum HTTPFileServer {
         guard requestLine.first != "HEAD" else { return }
         if let stall {
             reply(connection, [UInt8](body.prefix(stall.bytes)))
-            Thread.sleep(forTimeInterval: stall.seconds)
+            guard stall.isTrickle else { return Thread.sleep(forTimeInterval: stall.seconds) }
+            let end = Date().addingTimeInterval(60)
+            var offset = stall.bytes
+            while offset < body.count && Date() < end {
+                Thread.sleep(forTimeInterval: stall.seconds)
+                guard send(connection, [body[offset]], 1, Int32(MSG_NOSIGNAL)) == 1 else { return }
+                offset += 1
+            }
             return
         }
         reply(connection, [UInt8](body))

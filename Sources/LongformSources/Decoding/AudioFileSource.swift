@@ -51,6 +51,9 @@ public final class AudioFileSource: @unchecked Sendable {
     public static let networkTimeoutSeconds = 10
     /// How long this source's network reads may stall.
     private let networkTimeout: Int
+    /// Ends a network call (an open, a packet's read, a seek) that waits `networkTimeout`, also
+    /// while bytes trickle, or that `cancelNetworkReads()` cancels; nil for a local file.
+    private let interrupt: FFmpegInterrupt?
     /// Why the input ended before its end (a read that failed or timed out), once it has; the
     /// buffers before it were delivered, and the source then ends as though the item did.
     public private(set) var inputFailure: String?
@@ -62,9 +65,11 @@ public final class AudioFileSource: @unchecked Sendable {
         self.location = location
         networkTimeout = networkTimeoutSeconds
         let target = try Self.resolve(location)
+        let interrupt = target.isNetwork ? FFmpegInterrupt(stallSeconds: networkTimeoutSeconds) : nil
+        self.interrupt = interrupt
         let container: FFmpegFormatContext
         do {
-            container = try FFmpegFormatContext(location: target.path, networkTimeoutSeconds: networkTimeoutSeconds)
+            container = try FFmpegFormatContext(location: target.path, networkTimeoutSeconds: networkTimeoutSeconds, interrupt: interrupt)
         } catch {
             throw SourceError(location: location, kind: target.isNetwork ? .unreachable : .unsupported, detail: error.message)
         }
@@ -111,6 +116,13 @@ public final class AudioFileSource: @unchecked Sendable {
 
     /// The buffers' sample rate.
     public var sampleRate: Int { format.sampleRate }
+
+    /// Ends the network read under way, and every later one, at once (safe from any thread): the
+    /// source then ends as though its input had (`inputFailure` "cancelled"). A local file's
+    /// reads do not block, and are not affected.
+    public func cancelNetworkReads() {
+        interrupt?.cancel()
+    }
 
     /// The next buffer of 0.5 to 2 s (shorter at the end, or when `maximumDuration` asks for less:
     /// a start needs only its preroll decoded), or nil at the end of the item. It may exceed
@@ -271,7 +283,7 @@ public final class AudioFileSource: @unchecked Sendable {
     private func reopen() throws(SourceError) {
         let target = try Self.resolve(location)
         do {
-            container = try FFmpegFormatContext(location: target.path, networkTimeoutSeconds: networkTimeout)
+            container = try FFmpegFormatContext(location: target.path, networkTimeoutSeconds: networkTimeout, interrupt: interrupt)
             guard let stream = container.pointer.pointee.streams[Int(streamIndex)] else { throw SourceError(location: location, kind: .corrupt, detail: "stream vanished") }
             decoder = try FFmpegCodecContext(stream: stream)
         } catch let error as FFmpegError {

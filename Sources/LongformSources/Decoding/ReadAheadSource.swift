@@ -4,10 +4,11 @@ import LongformCore
 
 /// A network item decoded ahead on a thread of its own, so that the player never waits on the
 /// network: `read()` answers at once with a buffer, "not yet" or the end. The thread opens the
-/// URL, decodes up to `aheadSeconds` beyond what was taken, and when the stream stalls (no byte
-/// for `stallTimeoutSeconds`) connects again and goes on from the frame it reached, at most
-/// `retryLimit` times; after that the item fails, named, with what was decoded before the stall
-/// still delivered. Memory is bounded by `aheadSeconds` of decoded audio.
+/// URL, decodes up to `aheadSeconds` beyond what was taken, and when the stream stalls (a packet
+/// not whole within `stallTimeoutSeconds`, also while bytes trickle in) connects again and goes on
+/// from the frame it reached, at most `retryLimit` times; after that the item fails, named, with
+/// what was decoded before the stall still delivered. Memory is bounded by `aheadSeconds` of
+/// decoded audio; closing ends a network read under way.
 ///
 /// `read()` and `takeMetadata()` are for one caller (the player's queue); the thread is its own.
 public final class ReadAheadSource: @unchecked Sendable {
@@ -48,7 +49,7 @@ public final class ReadAheadSource: @unchecked Sendable {
         reader.start()
     }
 
-    /// Stops the thread (at its next buffer, or when a stalled read times out) and frees what it decoded.
+    /// Stops the thread (a network read under way ends at once) and frees what it decoded.
     deinit { shared.close() }
 
     /// The next buffer, `pending` while none is decoded yet, or `end`. Throws the item's failure
@@ -72,6 +73,8 @@ public final class ReadAheadSource: @unchecked Sendable {
         private var isFinished = false
         private var failure: SourceError?
         private var isClosed = false
+        /// The source the thread reads, so that closing ends a read that waits on the network.
+        private var source: AudioFileSource?
 
         init(aheadSeconds: Double) {
             self.aheadSeconds = aheadSeconds
@@ -132,12 +135,24 @@ public final class ReadAheadSource: @unchecked Sendable {
             return isClosed
         }
 
+        /// The thread reads `source` from now on (cancelled at once if closed meanwhile).
+        func reading(_ source: AudioFileSource) {
+            condition.lock()
+            self.source = source
+            let wasClosed = isClosed
+            condition.unlock()
+            if wasClosed { source.cancelNetworkReads() }
+        }
+
         func close() {
             condition.lock()
             isClosed = true
             buffers = []
+            let reading = source
+            source = nil
             condition.broadcast()
             condition.unlock()
+            reading?.cancelNetworkReads()
         }
     }
 
@@ -161,6 +176,7 @@ public final class ReadAheadSource: @unchecked Sendable {
         func run() {
             do throws(SourceError) {
                 var source = try AudioFileSource(location: location, networkTimeoutSeconds: stallTimeoutSeconds)
+                shared.reading(source)
                 shared.opened(source.metadata)
                 if startOffset > .zero { try source.seek(to: startOffset) }
                 var reachedFrame = startOffset.convertScale(Int32(source.sampleRate), method: .roundHalfAwayFromZero).value
@@ -189,6 +205,7 @@ public final class ReadAheadSource: @unchecked Sendable {
                     logger.warning("\(location): the stream stalled \(seconds) s in (\(stall)); connecting again")
                     do throws(SourceError) {
                         source = try AudioFileSource(location: location, networkTimeoutSeconds: stallTimeoutSeconds)
+                        shared.reading(source)
                         try source.seek(toFrame: reachedFrame)
                     } catch {
                         return shared.finish(failure: SourceError(location: location, kind: .unreachable,

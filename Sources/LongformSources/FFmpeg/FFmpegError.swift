@@ -6,9 +6,19 @@ struct FFmpegError: Error, CustomStringConvertible {
     let code: Int32
     /// The call that returned it.
     let operation: String
+    /// Our words for why, when FFmpeg's would mislead (an interrupt's "Immediate exit requested").
+    var reason: String?
 
-    /// FFmpeg's own words for the code.
+    /// The code `code` returned by `operation`, explained by `reason` when given.
+    init(code: Int32, operation: String, reason: String? = nil) {
+        self.code = code
+        self.operation = operation
+        self.reason = reason
+    }
+
+    /// FFmpeg's own words for the code, or the reason given.
     var message: String {
+        if let reason { return reason }
         var buffer = [CChar](repeating: 0, count: 256)
         av_strerror(code, &buffer, buffer.count)
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

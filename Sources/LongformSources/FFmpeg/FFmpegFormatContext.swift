@@ -3,11 +3,22 @@ import CFFmpeg
 /// Owns an opened `AVFormatContext` (a demuxer on a file or URL) and closes it in `deinit`.
 final class FFmpegFormatContext {
     private(set) var pointer: UnsafeMutablePointer<AVFormatContext>
+    /// Asked by FFmpeg while it waits on the network; kept alive as long as the context.
+    private let interrupt: FFmpegInterrupt?
 
     /// Opens `location` (a path or an http(s) URL) and reads its stream information.
     /// Network reads time out after `networkTimeoutSeconds`, so that an unreachable URL fails instead of stalling.
-    init(location: String, networkTimeoutSeconds: Int) throws(FFmpegError) {
+    /// With an `interrupt`, a read also ends when it says so (cancelled, or no packet for its stall limit).
+    init(location: String, networkTimeoutSeconds: Int, interrupt: FFmpegInterrupt? = nil) throws(FFmpegError) {
+        self.interrupt = interrupt
         var context: UnsafeMutablePointer<AVFormatContext>? = nil
+        if let interrupt {
+            guard let allocated = avformat_alloc_context() else { throw FFmpegError(code: -1, operation: "avformat_alloc_context") }
+            allocated.pointee.interrupt_callback = AVIOInterruptCB(callback: FFmpegInterrupt.callback, opaque: Unmanaged.passUnretained(interrupt).toOpaque())
+            interrupt.noteProgress()
+            // avformat_open_input frees it on failure.
+            context = allocated
+        }
         var options: OpaquePointer? = nil
         let microseconds = String(networkTimeoutSeconds * 1_000_000)
         av_dict_set(&options, "rw_timeout", microseconds, 0)
@@ -51,14 +62,21 @@ final class FFmpegFormatContext {
 
     /// Reads the next packet into `packet`; false at the end of the input.
     func readPacket(into packet: FFmpegPacket) throws(FFmpegError) -> Bool {
+        // The stall limit counts from here: the source may have waited long before this read.
+        interrupt?.noteProgress()
         let status = av_read_frame(pointer, packet.pointer)
         if status == longform_averror_eof() { return false }
+        if status < 0, let reason = interrupt?.reason { throw FFmpegError(code: status, operation: "av_read_frame", reason: reason) }
         try FFmpegError.check(status, "av_read_frame")
         return true
     }
 
+    /// Why the network reads were interrupted, if they were.
+    var interruptReason: String? { interrupt?.reason }
+
     /// Seeks `stream` to the last keyframe at or before `timestamp` (in the stream's time base).
     func seek(stream index: Int32, toTimestamp timestamp: Int64) throws(FFmpegError) {
+        interrupt?.noteProgress()
         try FFmpegError.check(av_seek_frame(pointer, index, timestamp, AVSEEK_FLAG_BACKWARD), "av_seek_frame")
     }
 }
