@@ -176,4 +176,30 @@ import Testing
         #expect(offsets.max() ?? 0 <= 1.0 + 1e-9 && offsets.max() ?? 0 > 0.8, "\(offsets)")
         #expect(rig.heard() == "item 4 frames 0..<8000, item 5 frames 0..<4000")
     }
+
+    /// A URL item skipped while its reader waits on a trickling server gives its connection up at
+    /// once: the reader is closed with the item taken off the timeline, and its read (here the
+    /// opening, which waits for more than the trickle's first 20 KB) is cancelled.
+    @Test func aSkippedURLItemGivesItsConnectionUpAtOnce() throws {
+        let rig = try Rig()
+        defer { rig.finish() }
+        let mp3 = try TestAudio.encode(try TestAudio.reference("skip-url", seconds: 4.0, startFrequency: 500), as: "mp3",
+                                       arguments: ["-c:a", "libmp3lame", "-b:a", "128k"])
+        let name = (mp3 as NSString).lastPathComponent
+        // About a second of audio, then a byte every 0.2 s: the reader waits in a read that never ends.
+        let url = try HTTPFileServer.start() + "trickle/20480/0.2/" + name
+        // Titled, so that the player does not open it a second time for its tags.
+        rig.player.append([PlaylistItem(location: url, title: "Trickle"), PlaylistItem(location: try CodedAudio.item(1, frames: 40_000))])
+        rig.player.play()
+        var deadline = Date().addingTimeInterval(3)
+        while HTTPFileServer.openConnectionCount(to: name) == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(HTTPFileServer.openConnectionCount(to: name) == 1, "the URL item is read over one connection")
+        rig.player.next()
+        deadline = Date().addingTimeInterval(2)
+        while HTTPFileServer.openConnectionCount(to: name) > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(HTTPFileServer.openConnectionCount(to: name) == 0, "the skipped item still holds its connection")
+        #expect(rig.player.currentIndex == 1)
+    }
+
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,6 +14,14 @@ import Glibc
 public enum HTTPFileServer {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var base: String?
+    /// Connections being served, by the file's name.
+    private static let connections = Mutex<[String: Int]>([:])
+
+    /// How many connections for the file `name` are open now (a client that hung up on a stalled
+    /// or trickling stream counts until the server's next write to it fails).
+    public static func openConnectionCount(to name: String) -> Int {
+        connections.withLock { $0[name] ?? 0 }
+    }
 
     /// The server's base URL (`http://127.0.0.1:PORT/`), serving `TestAudio.directory`.
     public static func start() throws -> String {
@@ -52,6 +61,8 @@ public enum HTTPFileServer {
             name = parts[3]
         }
         let path = directory + "/" + name
+        connections.withLock { $0[name, default: 0] += 1 }
+        defer { connections.withLock { $0[name, default: 1] -= 1 } }
         guard !name.isEmpty, !name.contains(".."), let body = FileManager.default.contents(atPath: path) else {
             reply(connection, Array("HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
             return

@@ -61,11 +61,13 @@ public final class AudioFileSource: @unchecked Sendable {
     /// Opens `location` (a path, a file: URL or an http(s) URL) and reads its format and metadata.
     /// - Parameter preferredBufferDuration: seconds per delivered buffer, clamped to 0.5...2.
     /// - Parameter networkTimeoutSeconds: how long a network read (the opening included) may stall.
-    public init(location: String, preferredBufferDuration: Double = 1.0, networkTimeoutSeconds: Int = AudioFileSource.networkTimeoutSeconds) throws(SourceError) {
+    /// - Parameter cancellation: ends the network reads (this opening too) when cancelled from elsewhere.
+    public init(location: String, preferredBufferDuration: Double = 1.0, networkTimeoutSeconds: Int = AudioFileSource.networkTimeoutSeconds,
+                cancellation: ReadCancellation = ReadCancellation()) throws(SourceError) {
         self.location = location
         networkTimeout = networkTimeoutSeconds
         let target = try Self.resolve(location)
-        let interrupt = target.isNetwork ? FFmpegInterrupt(stallSeconds: networkTimeoutSeconds) : nil
+        let interrupt = target.isNetwork ? FFmpegInterrupt(stallSeconds: networkTimeoutSeconds, cancellation: cancellation) : nil
         self.interrupt = interrupt
         let container: FFmpegFormatContext
         do {
@@ -121,7 +123,7 @@ public final class AudioFileSource: @unchecked Sendable {
     /// source then ends as though its input had (`inputFailure` "cancelled"). A local file's
     /// reads do not block, and are not affected.
     public func cancelNetworkReads() {
-        interrupt?.cancel()
+        interrupt?.cancellation.cancel()
     }
 
     /// The next buffer of 0.5 to 2 s (shorter at the end, or when `maximumDuration` asks for less:

@@ -73,8 +73,8 @@ public final class ReadAheadSource: @unchecked Sendable {
         private var isFinished = false
         private var failure: SourceError?
         private var isClosed = false
-        /// The source the thread reads, so that closing ends a read that waits on the network.
-        private var source: AudioFileSource?
+        /// Cancelled on close: ends the thread's network read under way, an opening included.
+        let cancellation = ReadCancellation()
 
         init(aheadSeconds: Double) {
             self.aheadSeconds = aheadSeconds
@@ -135,24 +135,13 @@ public final class ReadAheadSource: @unchecked Sendable {
             return isClosed
         }
 
-        /// The thread reads `source` from now on (cancelled at once if closed meanwhile).
-        func reading(_ source: AudioFileSource) {
-            condition.lock()
-            self.source = source
-            let wasClosed = isClosed
-            condition.unlock()
-            if wasClosed { source.cancelNetworkReads() }
-        }
-
         func close() {
             condition.lock()
             isClosed = true
             buffers = []
-            let reading = source
-            source = nil
             condition.broadcast()
             condition.unlock()
-            reading?.cancelNetworkReads()
+            cancellation.cancel()
         }
     }
 
@@ -175,8 +164,7 @@ public final class ReadAheadSource: @unchecked Sendable {
 
         func run() {
             do throws(SourceError) {
-                var source = try AudioFileSource(location: location, networkTimeoutSeconds: stallTimeoutSeconds)
-                shared.reading(source)
+                var source = try AudioFileSource(location: location, networkTimeoutSeconds: stallTimeoutSeconds, cancellation: shared.cancellation)
                 shared.opened(source.metadata)
                 if startOffset > .zero { try source.seek(to: startOffset) }
                 var reachedFrame = startOffset.convertScale(Int32(source.sampleRate), method: .roundHalfAwayFromZero).value
@@ -204,8 +192,7 @@ public final class ReadAheadSource: @unchecked Sendable {
                     retries += 1
                     logger.warning("\(location): the stream stalled \(seconds) s in (\(stall)); connecting again")
                     do throws(SourceError) {
-                        source = try AudioFileSource(location: location, networkTimeoutSeconds: stallTimeoutSeconds)
-                        shared.reading(source)
+                        source = try AudioFileSource(location: location, networkTimeoutSeconds: stallTimeoutSeconds, cancellation: shared.cancellation)
                         try source.seek(toFrame: reachedFrame)
                     } catch {
                         return shared.finish(failure: SourceError(location: location, kind: .unreachable,

@@ -8,24 +8,23 @@ import Synchronization
 final class FFmpegInterrupt: Sendable {
     /// How long one call may wait.
     let stallNanoseconds: UInt64
-    private let isCancelled = Atomic<Bool>(false)
+    /// Cancels every call, from any thread.
+    let cancellation: ReadCancellation
     /// HostClock time after which the call under way is interrupted; set as each call starts.
     private let deadline = Atomic<UInt64>(.max)
 
-    /// An interrupt that trips when a call has waited `stallSeconds`.
-    init(stallSeconds: Int) {
+    /// An interrupt that trips when a call has waited `stallSeconds`, or once `cancellation` is cancelled.
+    init(stallSeconds: Int, cancellation: ReadCancellation) {
         stallNanoseconds = UInt64(max(stallSeconds, 1)) * 1_000_000_000
+        self.cancellation = cancellation
     }
-
-    /// Interrupts the current and every later read (the caller has gone).
-    func cancel() { isCancelled.store(true, ordering: .relaxed) }
 
     /// A call starts: it may wait `stallNanoseconds`.
     func noteProgress() { deadline.store(HostClock.now() &+ stallNanoseconds, ordering: .relaxed) }
 
     /// Why FFmpeg should stop waiting now, or nil to wait on.
     var reason: String? {
-        if isCancelled.load(ordering: .relaxed) { return "cancelled" }
+        if cancellation.isCancelled { return "cancelled" }
         if HostClock.now() > deadline.load(ordering: .relaxed) { return "waited \(stallNanoseconds / 1_000_000_000) s for data" }
         return nil
     }
