@@ -83,8 +83,7 @@ public enum ItemExpansion {
 
     private static func playlistItems(_ path: String, into expansion: inout Expansion, enclosingPlaylists: [String]) {
         // Through a FileHandle: Foundation's whole-file read (Data(contentsOf:), FileManager's
-        // contents(atPath:)) leaks its 4 KB buffer on an empty file (found by the playlist-file
-        // fuzzer under LeakSanitizer).
+        // contents(atPath:)) leaks its 4 KB buffer on an empty file.
         let data: Data
         do {
             guard let handle = FileHandle(forReadingAtPath: path) else { throw CocoaError(.fileReadNoPermission) }
