@@ -77,4 +77,18 @@ import Testing
         #expect(schedule.nextBoundary(after: Self.t(5)) == Self.t(7))
         #expect(schedule.nextBoundary(after: Self.t(9)) == nil)
     }
+
+    /// An as-fast-as-possible route asks before it renders past `time`: a boundary added exactly at
+    /// the playhead after an evaluation is there until the next evaluation fires it.
+    @Test func aBoundaryAddedAtThePlayheadIsNewUntilItFires() {
+        var schedule = TimeObserverSchedule()
+        schedule.reset(to: Self.t(0), generation: 0, rate: 1)
+        #expect(schedule.advance(to: Self.t(4), generation: 0, rate: 1).isEmpty)
+        let id = schedule.addBoundary(times: [Self.t(4)])
+        #expect(schedule.hasNewBoundary(at: Self.t(4)))
+        #expect(!schedule.hasNewBoundary(at: Self.t(5)))
+        #expect(schedule.nextBoundary(after: Self.t(4)) == nil, "strictly after: the route's other check misses it")
+        #expect(schedule.advance(to: Self.t(4), generation: 0, rate: 1) == [.init(id: id, time: Self.t(4))])
+        #expect(!schedule.hasNewBoundary(at: Self.t(4)))
+    }
 }

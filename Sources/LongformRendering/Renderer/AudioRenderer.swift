@@ -501,6 +501,9 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
                 // Stop at the first frame whose exact timeline time reaches the next boundary (the
                 // timeline may sit between frames after a seek to an off-grid time).
                 let now = segment.time(atTick: frame, ticksPerSecond: Int64(sampleRate))
+                // A boundary added exactly here after the observers were evaluated above (a client's
+                // last, added as it finished enqueueing) fires first: the next call evaluates it.
+                if synchronizer.hasNewBoundary(at: now) { break }
                 if let boundary = synchronizer.nextBoundary(after: now) {
                     let frames = (boundary - now).convertScale(sampleRate, method: .roundTowardPositiveInfinity).value
                     if frames > 0 { span = min(span, Int(frames)) }

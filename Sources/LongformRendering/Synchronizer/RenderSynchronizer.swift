@@ -304,6 +304,11 @@ public final class RenderSynchronizer: @unchecked Sendable {
         state.withLock { $0.schedule.nextBoundary(after: time) }
     }
 
+    /// Whether a boundary added since the observers were last evaluated lies exactly at `time`.
+    func hasNewBoundary(at time: MediaTime) -> Bool {
+        state.withLock { $0.schedule.hasNewBoundary(at: time) }
+    }
+
     /// Fires the observers that are due. An as-fast-as-possible route waits for their blocks,
     /// so that what they do takes effect at exactly the frame they fired at.
     func evaluateObservers(waitingForCompletion: Bool) {

@@ -109,6 +109,12 @@ public struct TimeObserverSchedule: Sendable {
         return candidates.compactMap { $0 }.min()
     }
 
+    /// Whether a boundary added since the last evaluation lies exactly at `time`: it fires at the
+    /// next evaluation, so an as-fast-as-possible route must not render past it before that.
+    public func hasNewBoundary(at time: MediaTime) -> Bool {
+        boundaries.values.contains { $0.isNew && $0.times.contains(time) }
+    }
+
     /// The first boundary strictly after `time` (where an as-fast-as-possible route should pause to fire it).
     public func nextBoundary(after time: MediaTime) -> MediaTime? {
         var next: MediaTime?
