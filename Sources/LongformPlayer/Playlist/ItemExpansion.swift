@@ -1,4 +1,5 @@
 import Foundation
+import LongformSources
 
 /// Turns what the user named into playlist items: files as they are, http(s) URLs as they are,
 /// directories into the audio files under them (recursively, in name order), and .m3u/.m3u8
@@ -38,7 +39,7 @@ public enum ItemExpansion {
             if expansion.problems.last?.hasSuffix(limit) != true { expansion.problems.append("\(argument): \(limit)") }
             return
         }
-        if isURL(argument) { return expansion.items.append(argument) }
+        if AudioFileSource.isNetworkLocation(argument) { return expansion.items.append(argument) }
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory)
         if exists && isDirectory.boolValue { return directoryItems(argument, into: &expansion) }
@@ -58,11 +59,6 @@ public enum ItemExpansion {
         // A missing or unreadable file is kept: the player names it and skips it. Paths are made
         // absolute, so that a saved playlist plays from any directory.
         expansion.items.append(URL(fileURLWithPath: argument).standardizedFileURL.path)
-    }
-
-    private static func isURL(_ argument: String) -> Bool {
-        let lowered = argument.lowercased()
-        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
     }
 
     private static func directoryItems(_ directory: String, into expansion: inout Expansion) {
@@ -99,7 +95,7 @@ public enum ItemExpansion {
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
             var entry = line
             if entry.hasPrefix("file://") { entry = URL(string: entry)?.path ?? entry }
-            if !isURL(entry) && !entry.hasPrefix("/") { entry = (folder as NSString).appendingPathComponent(entry) }
+            if !AudioFileSource.isNetworkLocation(entry) && !entry.hasPrefix("/") { entry = (folder as NSString).appendingPathComponent(entry) }
             expand(entry, into: &expansion, enclosingPlaylists: enclosingPlaylists)
         }
     }

@@ -117,22 +117,8 @@ final class SampleBufferItem: @unchecked Sendable {
     /// The next buffer of a URL from its reader, started here at `startOffset` unless one
     /// stands there unread; `pending` while the network has not delivered it.
     private func nextNetworkBuffer(entryChanged: () -> Void) throws(SourceError) -> Read {
-        // An unread reader started elsewhere (opened ahead at the start, then sought) is replaced.
-        if let current = readAhead, !isReadAheadConsumed, current.startOffset != startOffset { readAhead = nil }
-        if readAhead == nil {
-            readAhead = ReadAheadSource(location: playlistItem.location, startingAt: startOffset)
-            isReadAheadConsumed = false
-        }
-        guard let reader = readAhead else { return .pending }
-        if let metadata = reader.takeMetadata() {
-            let known = playlistItem
-            playlistItem.adopt(metadata)
-            artwork = metadata.artwork
-            if playlistItem != known || failure != nil {
-                failure = nil
-                entryChanged()
-            }
-        }
+        let reader = readerAtStartOffset()
+        if let metadata = reader.takeMetadata(), adoptOpened(metadata) { entryChanged() }
         do throws(SourceError) {
             switch try reader.read() {
             case .pending:
@@ -156,13 +142,28 @@ final class SampleBufferItem: @unchecked Sendable {
     /// changed the entry (tags not known before, an earlier failure cleared).
     private func openSource() throws(SourceError) -> (source: AudioFileSource, isEntryChanged: Bool) {
         let opening = try AudioFileSource(location: playlistItem.location)
-        let known = playlistItem
-        playlistItem.adopt(opening.metadata)
-        artwork = opening.metadata.artwork
-        let isEntryChanged = playlistItem != known || failure != nil
-        failure = nil
         hasFailedToPrepare = false
-        return (opening, isEntryChanged)
+        return (opening, adoptOpened(opening.metadata))
+    }
+
+    /// Takes in what an opened source's headers say (tags, cover art) and clears an earlier
+    /// failure; returns whether that changed the entry.
+    private func adoptOpened(_ metadata: AudioMetadata) -> Bool {
+        let known = playlistItem
+        playlistItem.adopt(metadata)
+        artwork = metadata.artwork
+        defer { failure = nil }
+        return playlistItem != known || failure != nil
+    }
+
+    /// The URL's reader for this placement: the one reading on (it has delivered audio), or one
+    /// standing unread at `startOffset` (opened ahead); otherwise a new one started there.
+    private func readerAtStartOffset() -> ReadAheadSource {
+        if let current = readAhead, isReadAheadConsumed || current.startOffset == startOffset { return current }
+        let reader = ReadAheadSource(location: playlistItem.location, startingAt: startOffset)
+        readAhead = reader
+        isReadAheadConsumed = false
+        return reader
     }
 
     /// The cover art read when the item was opened, handed over once: an item keeps no picture
@@ -182,21 +183,17 @@ final class SampleBufferItem: @unchecked Sendable {
 
     /// Opens the source ahead of the first buffer, at the item's start, so that the command that
     /// plays the item (next, removing the current item, play from stopped) does not wait for the
-    /// file: opening it and reading its headers took most of a millisecond. Local files only: a
-    /// URL would hold a connection open that may drop before it is read. Does nothing while the
+    /// file: opening it and reading its headers took most of a millisecond. A URL instead starts
+    /// its reader (`ReadAheadSource`), so that a stall is found while the item before it still
+    /// plays. Does nothing while the
     /// item is being enqueued or has a source open that was not opened ahead; a failure is left
     /// for the first buffer to find and report, and opening ahead is not tried again until an
     /// open succeeds. Returns whether the source is prepared,
     /// and whether opening it changed the entry (as in `nextSampleBuffer(maximumDuration:entryChanged:)`).
     func prepareSource() -> (isPrepared: Bool, isEntryChanged: Bool) {
         if isNetwork {
-            // A URL starts downloading and decoding on its reader's thread: a stall is found
-            // while the item before it still plays.
             guard !isEnqueued else { return (false, false) }
-            if readAhead == nil || isReadAheadConsumed || readAhead?.startOffset != startOffset {
-                readAhead = ReadAheadSource(location: playlistItem.location, startingAt: startOffset)
-                isReadAheadConsumed = false
-            }
+            _ = readerAtStartOffset()
             return (true, false)
         }
         if isSourcePrepared { return (true, false) }

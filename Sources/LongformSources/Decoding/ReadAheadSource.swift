@@ -154,17 +154,14 @@ public final class ReadAheadSource: @unchecked Sendable {
         let shared: Shared
         private let logger = Logger(label: LogLabel.source)
 
-        init(location: String, startOffset: MediaTime, stallTimeoutSeconds: Int, retryLimit: Int, shared: Shared) {
-            self.location = location
-            self.startOffset = startOffset
-            self.stallTimeoutSeconds = stallTimeoutSeconds
-            self.retryLimit = retryLimit
-            self.shared = shared
+        /// A new connection to the item, its reads ended by the reader's close.
+        func open() throws(SourceError) -> AudioFileSource {
+            try AudioFileSource(location: location, networkTimeoutSeconds: stallTimeoutSeconds, cancellation: shared.cancellation)
         }
 
         func run() {
             do throws(SourceError) {
-                var source = try AudioFileSource(location: location, networkTimeoutSeconds: stallTimeoutSeconds, cancellation: shared.cancellation)
+                var source = try open()
                 shared.opened(source.metadata)
                 if startOffset > .zero { try source.seek(to: startOffset) }
                 var reachedFrame = startOffset.convertScale(Int32(source.sampleRate), method: .roundHalfAwayFromZero).value
@@ -192,7 +189,7 @@ public final class ReadAheadSource: @unchecked Sendable {
                     retries += 1
                     logger.warning("\(location): the stream stalled \(seconds) s in (\(stall)); connecting again")
                     do throws(SourceError) {
-                        source = try AudioFileSource(location: location, networkTimeoutSeconds: stallTimeoutSeconds, cancellation: shared.cancellation)
+                        source = try open()
                         try source.seek(toFrame: reachedFrame)
                     } catch {
                         return shared.finish(failure: SourceError(location: location, kind: .unreachable,
