@@ -174,8 +174,9 @@ struct SpeakerVolumeRequest: Codable, Sendable {
     var volume: Float
 
     init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        volume = try container.decodeVolume(forKey: .volume)
+        // As a Double: 1e-50 is a tiny volume, not an error (Foundation cannot make a Float of
+        // it); the range is checked by the caller.
+        volume = Float(try decoder.container(keyedBy: CodingKeys.self).decodeNonNull(Double.self, forKey: .volume))
     }
 }
 
@@ -186,24 +187,24 @@ struct VolumeRequest: Codable, Sendable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        volume = container.contains(.volume) ? try container.decodeVolume(forKey: .volume) : nil
-        if container.contains(.isMuted) {
-            guard try !container.decodeNil(forKey: .isMuted) else {
-                throw DecodingError.valueNotFound(Bool.self, .init(codingPath: container.codingPath + [CodingKeys.isMuted], debugDescription: "null"))
-            }
-            isMuted = try container.decode(Bool.self, forKey: .isMuted)
-        }
+        volume = try container.decodeUnlessAbsent(Double.self, forKey: .volume).map(Float.init)
+        isMuted = try container.decodeUnlessAbsent(Bool.self, forKey: .isMuted)
     }
 }
 
 extension KeyedDecodingContainer {
-    /// A volume: any JSON number (read as a Double, so that 1e-50 is a tiny volume, not an error;
-    /// the range is checked by the caller), never null.
-    func decodeVolume(forKey key: Key) throws -> Float {
+    /// The value at `key`; null is refused as "should be …, not null" (Foundation says only
+    /// "should be …" for some types).
+    func decodeNonNull<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         guard try !decodeNil(forKey: key) else {
-            throw DecodingError.valueNotFound(Float.self, .init(codingPath: codingPath + [key], debugDescription: "null"))
+            throw DecodingError.valueNotFound(type, .init(codingPath: codingPath + [key], debugDescription: "null"))
         }
-        return Float(try decode(Double.self, forKey: key))
+        return try decode(type, forKey: key)
+    }
+
+    /// The value at `key`, nil when the key is absent; null is refused, not taken as absent.
+    func decodeUnlessAbsent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        contains(key) ? try decodeNonNull(type, forKey: key) : nil
     }
 }
 
