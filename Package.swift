@@ -56,9 +56,11 @@ let package = Package(
         .target(name: "LongformStore", dependencies: ["LongformCore", "LongformPlayer", .product(name: "GRDB", package: "GRDB.swift")]),
         // Layer 5: the music directories, scanned into the store; paths confined to them.
         .target(name: "LongformLibrary", dependencies: ["LongformCore", "LongformSources", "LongformStore", .product(name: "Logging", package: "swift-log")]),
+        // Layer 6: the HTTP API's request bodies and their decoding (no server: a fuzz target reads them).
+        .target(name: "LongformAPIRequests"),
         // Layer 6: `longform serve`: the HTTP API, the event stream and the web player (Hummingbird).
         .target(name: "LongformServer", dependencies: [
-            "LongformCore", "LongformRendering", "LongformRoutes", "LongformPlayer", "LongformStore", "LongformLibrary",
+            "LongformAPIRequests", "LongformCore", "LongformRendering", "LongformRoutes", "LongformPlayer", "LongformStore", "LongformLibrary",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -88,9 +90,11 @@ let package = Package(
         .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"),
         .executableTarget(name: "longform-fuzz-speaker-frames", dependencies: ["FuzzSupport", "LongformSpeakerProtocol", .product(name: "Crypto", package: "swift-crypto")],
                           path: "Fuzz/SpeakerFrameFuzzer", exclude: ["speaker-frames.dict"]),
+        .executableTarget(name: "longform-fuzz-pairing", dependencies: ["FuzzSupport", "LongformSpeakerProtocol"], path: "Fuzz/PairingFuzzer"),
         .executableTarget(name: "longform-fuzz-clock-exchange", dependencies: ["FuzzSupport", "LongformSpeakerProtocol"], path: "Fuzz/ClockExchangeFuzzer"),
         .executableTarget(name: "longform-fuzz-mp3-gapless", dependencies: ["FuzzSupport", "LongformSources"], path: "Fuzz/MP3GaplessFuzzer"),
         .executableTarget(name: "longform-fuzz-edit-script", dependencies: ["FuzzSupport", "LongformPlayer"], path: "Fuzz/EditScriptFuzzer"),
+        .executableTarget(name: "longform-fuzz-api-requests", dependencies: ["FuzzSupport", "LongformAPIRequests"], path: "Fuzz/APIRequestFuzzer"),
         .executableTarget(name: "longform-fuzz-playlist-file", dependencies: ["FuzzSupport", "LongformPlayer"], path: "Fuzz/PlaylistFileFuzzer"),
 
         // Shared by the test targets: generating test audio with Debian's tools, reading WAV files.

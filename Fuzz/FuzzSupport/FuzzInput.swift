@@ -54,9 +54,12 @@ public enum FuzzInput {
 
     /// Fails the run when `condition` does not hold: libFuzzer saves the input that broke it.
     public static func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-        if !condition() {
-            FileHandle.standardError.write(Data("invariant broken: \(message())\n".utf8))
-            abort()
-        }
+        if !condition() { fail(message()) }
+    }
+
+    /// Fails the run: an invariant is broken (libFuzzer saves the input).
+    public static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("invariant broken: \(message)\n".utf8))
+        abort()
     }
 }

@@ -79,4 +79,37 @@ import Testing
         decoder.append(SpeakerMessage.error(code: 401, message: "the pairing secret does not match").encoded())
         #expect(try decoder.nextFrame() == .message(.error(code: 401, message: "the pairing secret does not match")))
     }
+
+    @Test func aSpeakerWithASecretHandsOnNothingBeforeAValidProofOfTheHeldHello() throws {
+        let secret = try PairingSecret(passphrase: "correct horse battery staple")
+        let speakerNonce = [UInt8](repeating: 3, count: PairingHandshake.nonceLength), senderNonce = [UInt8](repeating: 4, count: PairingHandshake.nonceLength)
+        let hello = SpeakerMessage.hello(sessionID: Self.sessionID, senderName: "den", timingPort: 5_000)
+        let proof = PairingHandshake.proof(secret: secret, sessionID: Self.sessionID, speakerNonce: speakerNonce, senderNonce: senderNonce)
+
+        // The hello is held and challenged; the right proof hands it on with the keys.
+        var pairing = SpeakerPairing(secret: secret) { speakerNonce }
+        guard case .challenge(let nonce) = pairing.receive(hello) else { Issue.record("no challenge"); return }
+        #expect(nonce == speakerNonce && pairing.state == .challenged(senderName: "den") && !pairing.isEncrypted)
+        guard case .paired(let held, _) = pairing.receive(.proof(nonce: senderNonce, proof: proof)) else { Issue.record("not paired"); return }
+        #expect(held == hello && pairing.isEncrypted)
+        guard case .deliver(.keepAlive) = pairing.receive(.keepAlive) else { Issue.record("a paired connection's message was not handed on"); return }
+
+        // A wrong proof, a message before the hello, a second hello while challenged: refused, and
+        // everything after a refusal too.
+        var wrong = SpeakerPairing(secret: secret) { speakerNonce }
+        _ = wrong.receive(hello)
+        guard case .refuse(.secretMismatch) = wrong.receive(.proof(nonce: speakerNonce, proof: proof)) else { Issue.record("a proof for other nonces was taken"); return }
+        guard case .refuse(.alreadyRefused) = wrong.receive(.proof(nonce: senderNonce, proof: proof)) else { Issue.record("a refused connection paired later"); return }
+        var early = SpeakerPairing(secret: secret) { speakerNonce }
+        guard case .refuse(.notPaired) = early.receive(.keepAlive) else { Issue.record("a message before the hello was not refused"); return }
+        var twice = SpeakerPairing(secret: secret) { speakerNonce }
+        _ = twice.receive(hello)
+        guard case .refuse(.notPaired) = twice.receive(hello) else { Issue.record("a second hello was not refused"); return }
+        #expect(twice.state == .refused)
+
+        // Without a secret, everything passes and nothing is sealed.
+        var open = SpeakerPairing(secret: nil)
+        guard case .deliver(hello) = open.receive(hello) else { Issue.record("no secret, yet the hello was held"); return }
+        #expect(!open.isEncrypted)
+    }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LongformAPIRequests
 import Hummingbird
 import NIOCore
 
@@ -43,9 +44,9 @@ extension Request {
         }
         guard buffer.readableBytes > 0 else { return nil }
         do {
-            return try JSONDecoder().decode(type, from: Data(buffer.readableBytesView))
-        } catch let error as DecodingError {
-            throw APIError.badRequest("malformed request body: \(Self.describe(error))")
+            return try MalformedRequestBody.decode(type, from: Data(buffer.readableBytesView))
+        } catch {
+            throw APIError.badRequest("malformed request body: \(error)")
         }
     }
 
@@ -53,31 +54,6 @@ extension Request {
     func requireBody<T: Decodable>(as type: T.Type, context: ServerRequestContext) async throws -> T {
         guard let value = try await decodeBody(as: type, context: context) else { throw APIError.badRequest("the request needs a JSON body") }
         return value
-    }
-
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ keys: [any CodingKey]) -> String {
-            guard !keys.isEmpty else { return "the body" }
-            return keys.reduce("") { path, key in key.intValue.map { path + "[\($0)]" } ?? (path.isEmpty ? key.stringValue : path + "." + key.stringValue) }
-        }
-        switch error {
-        case .keyNotFound(let key, let context): return "\(path(context.codingPath + [key])) is missing"
-        case .typeMismatch(let type, let context): return "\(path(context.codingPath)) should be \(Self.name(of: type))"
-        case .valueNotFound(let type, let context): return "\(path(context.codingPath)) should be \(Self.name(of: type)), not null"
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not JSON" : "\(path(context.codingPath)): \(context.debugDescription)"
-        @unknown default: return "\(error)"
-        }
-    }
-
-    private static func name(of type: Any.Type) -> String {
-        switch type {
-        case is String.Type: "a string"
-        case is Int.Type, is Int64.Type: "an integer"
-        case is Double.Type, is Float.Type: "a number"
-        case is Bool.Type: "true or false"
-        default: "\(type)".lowercased().contains("array") ? "an array" : "an object"
-        }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LongformAPIRequests
 import Logging
 import LongformCore
 import LongformLibrary

@@ -36,22 +36,14 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     private var warnedTypes = Set<UInt8>()
     private var framesSinceStatus = 0
     private var peer = "?"
-    private var pairing: Pairing = .unpaired
+    /// The pairing of this connection (nil until it opens: the service's secret decides it).
+    private var pairing = SpeakerPairing(secret: nil)
     /// Seals what this side sends once the sender has paired.
     private var sealer: FrameSealer?
 
-    /// Where a connection to a speaker that requires a secret stands.
-    private enum Pairing {
-        /// No proof yet (or none needed: the speaker has no secret).
-        case unpaired
-        /// Challenged: the sender's hello waits for its proof.
-        case challenged(hello: SpeakerMessage, nonce: [UInt8])
-        /// Proven: every frame both ways is sealed.
-        case paired
-    }
-
     init(service: SpeakerService) {
         self.service = service
+        pairing = SpeakerPairing(secret: service.pairingSecret)
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -72,7 +64,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         roomCheck = nil
         handshakeCheck = nil
         service.connectionClosed(self)
-        if case .challenged(.hello(_, let name, _), _) = pairing {
+        if case .challenged(let name) = pairing.state {
             service.warn("speaker: \(peer) (\(name)) left without proving the pairing secret; this speaker requires a secret")
         }
         if isActiveSender {
@@ -107,33 +99,27 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         updateReading(context: context)
     }
 
-    /// With a secret, a sender's hello is answered with a challenge and heard only after its proof.
-    /// Returns the message to handle now, if any.
+    /// With a secret, a sender's hello is answered with a challenge and heard only after its proof
+    /// (`SpeakerPairing`). Returns the message to handle now, if any.
     private func pair(_ message: SpeakerMessage, context: ChannelHandlerContext) -> SpeakerMessage? {
-        guard let secret = service.pairingSecret else { return message }
-        switch (pairing, message) {
-        case (.paired, _):
+        switch pairing.receive(message) {
+        case .deliver(let message):
             return message
-        case (.unpaired, .hello):
-            let nonce = PairingHandshake.makeNonce()
-            pairing = .challenged(hello: message, nonce: nonce)
+        case .challenge(let nonce):
             send(.challenge(nonce: nonce), context: context)
             return nil
-        case (.challenged(let hello, let speakerNonce), .proof(let senderNonce, let proof)):
-            guard case .hello(let sessionID, let name, _) = hello,
-                  PairingHandshake.isValid(proof: proof, secret: secret, sessionID: sessionID, speakerNonce: speakerNonce, senderNonce: senderNonce) else {
-                refuse("speaker: refused \(peer): its pairing secret does not match", code: 401, message: "the pairing secret does not match", context: context)
-                return nil
-            }
-            let keys = PairingHandshake.sessionKeys(secret: secret, speakerNonce: speakerNonce, senderNonce: senderNonce)
+        case .paired(let hello, let keys):
             decoder.opener = FrameOpener(key: keys.senderToSpeaker)
             sealer = FrameSealer(key: keys.speakerToSender)
-            pairing = .paired
-            logger.info("speaker: \(peer) (\(name)) proved the pairing secret; the connection is encrypted")
+            if case .hello(_, let name, _) = hello { logger.info("speaker: \(peer) (\(name)) proved the pairing secret; the connection is encrypted") }
             return hello
-        default:
-            refuse("speaker: refused \(peer): it sent \(message.type) without pairing; this speaker requires a secret", code: 401,
-                   message: "this speaker requires a pairing secret", context: context)
+        case .refuse(let refusal):
+            let why = switch refusal {
+            case .secretMismatch: "its pairing secret does not match"
+            case .notPaired(let type): "it sent \(type) without pairing; this speaker requires a secret"
+            case .alreadyRefused: "it sent \(message.type) after its refusal"
+            }
+            refuse("speaker: refused \(peer): \(why)", code: refusal.code, message: refusal.reason, context: context)
             return nil
         }
     }
