@@ -107,7 +107,7 @@ let package = Package(
         .testTarget(name: "LongformStoreTests", dependencies: ["LongformStore", "LongformPlayer", "LongformCore", "LongformTestSupport"]),
         .testTarget(name: "LongformLibraryTests", dependencies: ["LongformLibrary", "LongformStore", "LongformTestSupport"]),
         .testTarget(name: "LongformServerTests", dependencies: ["LongformTestSupport"]),
-        .testTarget(name: "LongformSpeakerProtocolTests", dependencies: ["LongformSpeakerProtocol", "LongformTestSupport"]),
+        .testTarget(name: "LongformSpeakerProtocolTests", dependencies: ["LongformSpeakerProtocol", "LongformTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "LongformSpeakerTests", dependencies: ["LongformSpeaker", "LongformSpeakerProtocol", "LongformRoutes", "LongformCore", "LongformTestSupport"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
     ],

@@ -1,3 +1,4 @@
+import Crypto
 import LongformSpeakerProtocol
 import Testing
 
@@ -111,5 +112,61 @@ import Testing
         var open = SpeakerPairing(secret: nil)
         guard case .deliver(hello) = open.receive(hello) else { Issue.record("no secret, yet the hello was held"); return }
         #expect(!open.isEncrypted)
+    }
+
+    /// What one side sealed with `sealing`, opened with `opening`: the message, or nil.
+    static func open(_ message: SpeakerMessage, sealedWith sealing: SymmetricKey, openedWith opening: SymmetricKey) -> SpeakerMessage? {
+        var sealer = FrameSealer(key: sealing)
+        var decoder = SpeakerFrameDecoder()
+        decoder.opener = FrameOpener(key: opening)
+        decoder.append(sealer.seal(message))
+        guard case .message(let opened)? = try? decoder.nextFrame() else { return nil }
+        return opened
+    }
+
+    /// The sender's greeting against the speaker's pairing, message by message, until the sender
+    /// is welcomed or fails; returns how it ended and whether the sender seals its frames.
+    static func greet(senderSecret: PairingSecret?, speakerSecret: PairingSecret?) -> (outcome: String, isEncrypted: Bool) {
+        let hello = SpeakerMessage.hello(sessionID: sessionID, senderName: "den", timingPort: 5_000)
+        var sender = SenderPairing(hello: hello, secret: senderSecret)
+        var speaker = SpeakerPairing(secret: speakerSecret)
+        var toSender: SpeakerMessage
+        var toSpeaker = hello
+        while true {
+            switch speaker.receive(toSpeaker) {
+            case .deliver(let message), .paired(let message, _):
+                guard message == hello else { return ("the speaker handed on \(message)", sender.isEncrypted) }
+                toSender = .welcome(speakerName: "kitchen", bufferCapacityFrames: 1_000, bufferEndFrame: -1)
+            case .challenge(let nonce): toSender = .challenge(nonce: nonce)
+            case .refuse(let refusal): toSender = .error(code: refusal.code, message: refusal.reason)
+            }
+            switch sender.receive(toSender) {
+            case .prove(let proof, _): toSpeaker = proof
+            case .welcomed(let name, _, _): return ("welcomed by \(name)", sender.isEncrypted)
+            case .fail(let reason): return (reason, sender.isEncrypted)
+            case .ignore: return ("ignored \(toSender)", sender.isEncrypted)
+            }
+        }
+    }
+
+    @Test func theSendersGreetingAndTheSpeakersPairingAgreeWithoutASocket() throws {
+        let secret = try PairingSecret(passphrase: "correct horse battery staple"), other = try PairingSecret(passphrase: "another one")
+        #expect(Self.greet(senderSecret: secret, speakerSecret: secret) == ("welcomed by kitchen", true))
+        #expect(Self.greet(senderSecret: other, speakerSecret: secret) == ("refused (401): the pairing secret does not match", true))
+        #expect(Self.greet(senderSecret: nil, speakerSecret: secret) == ("the speaker requires a pairing secret (set LONGFORM_SPEAKER_SECRET)", false))
+        #expect(Self.greet(senderSecret: secret, speakerSecret: nil) == ("welcomed by kitchen", false))
+
+        // The keys each side derives are the other's: what one seals, the other opens, both ways.
+        let hello = SpeakerMessage.hello(sessionID: Self.sessionID, senderName: "den", timingPort: 5_000)
+        var sender = SenderPairing(hello: hello, secret: secret)
+        var speaker = SpeakerPairing(secret: secret)
+        guard case .challenge(let nonce) = speaker.receive(hello), case .prove(let proof, let senderKeys) = sender.receive(.challenge(nonce: nonce)),
+              case .paired(_, let speakerKeys) = speaker.receive(proof) else { Issue.record("no pairing"); return }
+        let message = SpeakerMessage.metadata(title: "t", artist: "a", album: "b")
+        #expect(Self.open(message, sealedWith: senderKeys.senderToSpeaker, openedWith: speakerKeys.senderToSpeaker) == message)
+        #expect(Self.open(message, sealedWith: speakerKeys.speakerToSender, openedWith: senderKeys.speakerToSender) == message)
+        #expect(Self.open(message, sealedWith: senderKeys.senderToSpeaker, openedWith: senderKeys.speakerToSender) == nil, "one key for both directions")
+        // A second challenge is not answered again.
+        guard case .fail = sender.receive(.challenge(nonce: nonce)) else { Issue.record("a second challenge was answered"); return }
     }
 }

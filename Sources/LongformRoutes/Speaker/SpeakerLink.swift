@@ -88,8 +88,9 @@ final class SpeakerLink: @unchecked Sendable {
         }
         try socket.sendAll(hello.encoded(), while: isAlive)
 
-        // The welcome (after pairing, if the speaker asks for it), read here; then the rest on a reader thread.
+        // The welcome (after pairing, if the speaker asks for it: `SenderPairing`), read here; then the rest on a reader thread.
         var decoder = SpeakerFrameDecoder()
+        var pairing = SenderPairing(hello: hello, secret: pairingSecret)
         var sealer: FrameSealer?
         var welcome: (name: String, capacity: UInt64, end: Int64)?
         let deadline = HostClock.now() + 5_000_000_000
@@ -100,27 +101,21 @@ final class SpeakerLink: @unchecked Sendable {
             decoder.append(bytes)
             while welcome == nil, let frame = try decoder.nextFrame() {
                 guard case .message(let message) = frame else { continue }
-                switch message {
-                case .challenge(let speakerNonce):
-                    guard let secret = pairingSecret, sealer == nil, case .hello(let sessionID, _, _) = hello else {
-                        throw LinkError(description: "the speaker requires a pairing secret (set \(PairingSecret.environmentVariable))")
-                    }
-                    let senderNonce = PairingHandshake.makeNonce()
-                    let proof = PairingHandshake.proof(secret: secret, sessionID: sessionID, speakerNonce: speakerNonce, senderNonce: senderNonce)
-                    try socket.sendAll(SpeakerMessage.proof(nonce: senderNonce, proof: proof).encoded(), while: isAlive)
+                switch pairing.receive(message) {
+                case .prove(let proof, let keys):
+                    try socket.sendAll(proof.encoded(), while: isAlive)
                     // From here on both directions are sealed: the welcome opens only if the speaker knows the secret too.
-                    let keys = PairingHandshake.sessionKeys(secret: secret, speakerNonce: speakerNonce, senderNonce: senderNonce)
                     sealer = FrameSealer(key: keys.senderToSpeaker)
                     decoder.opener = FrameOpener(key: keys.speakerToSender)
-                case .welcome(let name, let capacity, let end): welcome = (name, capacity, end)
-                case .error(let code, let text): throw LinkError(description: "refused (\(code)): \(text)")
-                default: continue
+                case .welcomed(let name, let capacity, let end): welcome = (name, capacity, end)
+                case .fail(let reason): throw LinkError(description: reason)
+                case .ignore: continue
                 }
             }
         }
         lastReceived.store(HostClock.now(), ordering: .relaxed)
         let initial = feed.linkDidConnect(index, bufferEndFrame: welcome!.end, capacityFrames: welcome!.capacity, startFrame: startFrame())
-        logger.info("speaker \(endpoint): connected to \(welcome!.name)\(sealer != nil ? " (paired, encrypted)" : "")\(welcome!.end >= 0 ? ", resuming after frame \(welcome!.end)" : "")")
+        logger.info("speaker \(endpoint): connected to \(welcome!.name)\(pairing.isEncrypted ? " (paired, encrypted)" : "")\(welcome!.end >= 0 ? ", resuming after frame \(welcome!.end)" : "")")
 
         let readerDone = DispatchSemaphore(value: 0)
         let closeReason = Mutex<String?>(nil)
