@@ -7,7 +7,8 @@ import LongformSpeakerProtocol
 /// secret for the challenge (so that the paired state is reached), a challenge, or another message.
 /// Invariants: nothing is handed on before a valid proof of the held hello; the hello handed on is
 /// the one challenged, with the keys both sides derive; at most one challenge and one pairing;
-/// after a refusal, only refusals.
+/// after a refusal, only refusals. And the good path is taken: a first hello is challenged, a proof
+/// made with the secret for it pairs, and after pairing every message is handed on.
 enum PairingFuzzer {
     static let secret = try! PairingSecret(passphrase: "fuzzing")
     static let speakerNonce = [UInt8](repeating: 5, count: PairingHandshake.nonceLength)
@@ -24,6 +25,7 @@ enum PairingFuzzer {
         var challenged: SpeakerMessage?, isPaired = false, isRefused = false
         while let choice = bytes.popFirst() {
             let message: SpeakerMessage
+            var isProofWithTheSecret = false
             switch choice % 8 {
             case 0: message = .hello(sessionID: take(16), senderName: "fuzz", timingPort: 1)
             case 1: message = .proof(nonce: take(32), proof: take(32))
@@ -31,6 +33,7 @@ enum PairingFuzzer {
                 let senderNonce = take(32)
                 guard case .hello(let sessionID, _, _)? = challenged else { message = .proof(nonce: senderNonce, proof: take(32)); break }
                 message = .proof(nonce: senderNonce, proof: PairingHandshake.proof(secret: secret, sessionID: sessionID, speakerNonce: speakerNonce, senderNonce: senderNonce))
+                isProofWithTheSecret = !isPaired
             case 3: message = .challenge(nonce: take(32))
             case 4: message = .keepAlive
             case 5: message = .flush(requestID: 1, fromFrame: 0)
@@ -42,6 +45,10 @@ enum PairingFuzzer {
                 guard case .refuse(.alreadyRefused) = action else { FuzzInput.fail("\(action) after a refusal") }
                 continue
             }
+            // The good path is taken.
+            if isPaired { guard case .deliver = action else { FuzzInput.fail("\(message) after pairing: \(action)") } }
+            if challenged == nil, !isPaired, case .hello = message { guard case .challenge = action else { FuzzInput.fail("a first hello was answered \(action)") } }
+            if isProofWithTheSecret { guard case .paired = action else { FuzzInput.fail("a proof made with the secret was answered \(action)") } }
             switch action {
             case .deliver(let delivered):
                 FuzzInput.require(isPaired && delivered == message, "\(delivered) handed on before pairing")

@@ -36,7 +36,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     private var warnedTypes = Set<UInt8>()
     private var framesSinceStatus = 0
     private var peer = "?"
-    /// The pairing of this connection (nil until it opens: the service's secret decides it).
+    /// The pairing of this connection, with the service's secret (set in `init`).
     private var pairing = SpeakerPairing(secret: nil)
     /// Seals what this side sends once the sender has paired.
     private var sealer: FrameSealer?

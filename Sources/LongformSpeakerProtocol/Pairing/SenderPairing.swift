@@ -19,7 +19,8 @@ public struct SenderPairing: Sendable {
     private let secret: PairingSecret?
     private let hello: SpeakerMessage
     private let makeNonce: @Sendable () -> [UInt8]
-    /// Whether the sender has proven its secret: frames both ways are sealed.
+    /// Whether the sender has answered a challenge: from its proof on, frames both ways are sealed
+    /// (the speaker may still refuse the proof).
     public private(set) var isEncrypted = false
 
     /// The greeting of a sender that sent `hello`, knowing `secret` (nil: a speaker that challenges

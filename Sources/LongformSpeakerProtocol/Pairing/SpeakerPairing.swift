@@ -41,13 +41,13 @@ public struct SpeakerPairing: Sendable {
 
     /// Where the connection stands.
     public enum State: Sendable, Equatable {
-        /// Nothing received that pairing concerns (or no secret).
+        /// A secret is required and no hello has come yet.
         case open
         /// The hello from `senderName` waits for its proof of the secret.
         case challenged(senderName: String)
         /// Proven (or no secret): messages pass.
         case paired
-        /// Refused: the connection is closing.
+        /// Refused: the connection is closing (and the refusal was its warning, so no other follows).
         case refused
     }
 
