@@ -153,10 +153,9 @@ if routeName == "null" {
     exit(2)
 }
 
-let renderer = AudioRenderer(route: route)
-let synchronizer = RenderSynchronizer()
-let player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)
-try synchronizer.addRenderer(renderer)
+let engine = PlaybackEngine(route: route)
+let player = engine.player
+try engine.start()
 player.append([PlaylistItem(location: itemA), PlaylistItem(location: itemB)])
 // A new stream on this machine's PulseAudio can take a second to start; it starts here, not in a
 // trial, and so does the recorder's.
@@ -191,8 +190,7 @@ for _ in 0..<trials {
     try player.insert(PlaylistItem(location: itemA), at: 0)
     Thread.sleep(forTimeInterval: 0.5)
 }
-player.invalidate()
-synchronizer.removeRenderer(renderer, at: .invalid)
+engine.stop()
 recorder?.stop()
 let json = try JSONSerialization.data(withJSONObject: results, options: [.sortedKeys])
 print(String(decoding: json, as: UTF8.self))

@@ -56,9 +56,8 @@ enum ScriptedRun {
         let path = TestAudio.path("scripted-\(counter.add(1, ordering: .relaxed).newValue).wav")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let route = WAVFileRoute(path: path, sampleRate: CodedAudio.sampleRate, channelCount: 1, sampleFormat: .f32, pacing: .asFastAsPossible, lookAhead: lookAhead)
-        let renderer = AudioRenderer(route: route)
         let items = try playlist.map { PlaylistItem(location: try location(of: $0)) }
-        let outcome = try PlaylistRun.run(items, renderer: renderer, synchronizer: RenderSynchronizer(), script: try script(for: edits))
+        let outcome = try PlaylistRun.run(items, on: PlaybackEngine(route: route, readsTagsAhead: false), script: try script(for: edits))
         let wav = try WAVFileReader(path: path)
         return (CodedAudio.frames(of: wav.samples), outcome.refusedEdits)
     }

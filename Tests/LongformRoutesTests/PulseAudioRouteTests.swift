@@ -38,8 +38,8 @@ import Testing
         let monitor = try MonitorRecording(server: server)
         let recordedBeforePlaying = monitor.byteCount
         let started = Date()
-        let renderer = AudioRenderer(route: PulseAudioRoute(sink: PulseAudioServer.sinkName))
-        _ = try PlaylistRun.run([PlaylistItem(location: flac)], renderer: renderer, synchronizer: RenderSynchronizer())
+        let engine = PlaybackEngine(route: PulseAudioRoute(sink: PulseAudioServer.sinkName), readsTagsAhead: false)
+        _ = try PlaylistRun.run([PlaylistItem(location: flac)], on: engine)
         let elapsed = Date().timeIntervalSince(started)
         // parec's capture runs behind real time by its own start-up: stop it once the file covers
         // the whole time the item played, and a little more.

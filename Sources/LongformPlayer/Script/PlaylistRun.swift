@@ -16,13 +16,12 @@ public enum PlaylistRun {
         public var refusedEdits: [String]
     }
 
-    /// Plays `items` on `renderer`, which must not be added to `synchronizer` yet, and returns
-    /// when the playlist has ended; the renderer is removed again then. `events` sees every
-    /// player event, on the player's queue.
-    public static func run(_ items: [PlaylistItem], renderer: AudioRenderer, synchronizer: RenderSynchronizer, script: EditScript? = nil,
+    /// Plays `items` on `engine`, which must not be started yet (make it with `readsTagsAhead`
+    /// false: a run shows no playlist), and returns when the playlist has ended; the engine is
+    /// stopped then. `events` sees every player event, on the player's queue.
+    public static func run(_ items: [PlaylistItem], on engine: PlaybackEngine, script: EditScript? = nil,
                            events: @escaping @Sendable (PlayerEvent, SampleBufferPlayer) -> Void = { _, _ in }) throws(RouteError) -> Outcome {
-        // A run shows no playlist: tags are read as each item opens, not ahead.
-        let player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer, readsTagsAhead: false)
+        let player = engine.player, renderer = engine.renderer
         let failures = Mutex<[SourceError]>([])
         let refused = Refusals()
         let finished = DispatchSemaphore(value: 0)
@@ -46,14 +45,13 @@ public enum PlaylistRun {
             // All actions are in place before the route starts, so that those at frame 0 keep their order.
             actionRoute.perform(atFrame: 0) { player.play() }
             if let script { schedule(script, on: actionRoute, player: player, refused: refused) }
-            try synchronizer.addRenderer(renderer)
+            try engine.start()
         } else {
-            try synchronizer.addRenderer(renderer)
+            try engine.start()
             player.play()
         }
         if !items.isEmpty { finished.wait() }
-        player.invalidate()
-        synchronizer.removeRenderer(renderer, at: .invalid)
+        engine.stop()
         return Outcome(failures: failures.withLock { $0 }, refusedEdits: refused.reasons.withLock { $0 })
     }
 

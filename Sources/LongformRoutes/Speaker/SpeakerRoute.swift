@@ -26,7 +26,7 @@ import LongformSpeakerProtocol
 ///   what it is missing from where its buffer ends. The route answers the speakers' clock requests
 ///   on a UDP port of its own, a free one or `LONGFORM_SPEAKER_TIMING_PORT`'s (for a firewall),
 ///   kept from its first start to its end.
-public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Sendable {
+public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRoute, @unchecked Sendable {
     public let name: String
     public let format: AudioFormat
     public let pacing = RoutePacing.realTime
@@ -147,8 +147,11 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
         stopConnections(run)
     }
 
+    /// The speakers' addresses (`HOST:PORT`), in the order of `endpoints`.
+    public var memberNames: [String] { endpoints.map(\.description) }
+
     /// Sets one speaker's volume (`index` in `endpoints`), or the group's when `index` is nil; 0 to 1.
-    public func setVolume(_ volume: Float, ofSpeaker index: Int? = nil) {
+    public func setVolume(_ volume: Float, ofMember index: Int?) {
         let volume = min(max(volume, 0), 1)
         settings.withLock { settings in
             if let index { settings.speakerVolumes[index] = volume } else { settings.groupVolume = volume }
@@ -156,16 +159,8 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, @unchecked Se
         }
     }
 
-    /// Sets the volumes of the speakers named in `volumes` by address (`HOST:PORT`, as in the
-    /// route's name); the others keep theirs.
-    public func setVolumes(byAddress volumes: [String: Float]) {
-        for (index, endpoint) in endpoints.enumerated() {
-            if let volume = volumes[endpoint.description] { setVolume(volume, ofSpeaker: index) }
-        }
-    }
-
     /// The volume of speaker `index` (in `endpoints`), or the group's when `index` is nil; 0 to 1.
-    public func volume(ofSpeaker index: Int? = nil) -> Float {
+    public func volume(ofMember index: Int?) -> Float {
         settings.withLock { settings in index.map { settings.speakerVolumes[$0] ?? 1 } ?? settings.groupVolume }
     }
 

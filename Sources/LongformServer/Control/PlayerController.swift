@@ -28,8 +28,7 @@ final class PlayerController: @unchecked Sendable {
     let player: SampleBufferPlayer
     let library: MusicLibrary
     let events: EventHub
-    private let renderer: AudioRenderer
-    private let synchronizer: RenderSynchronizer
+    private let engine: PlaybackEngine
     private let store: PlayerStateStore
     private let recorder: PlayerStateRecorder
     private let sampleRate: Int
@@ -62,12 +61,10 @@ final class PlayerController: @unchecked Sendable {
         let (specifier, audioRoute) = try Self.openRoute(route, saved: settings.route, sampleRate: sampleRate)
         routeSpecifier = specifier
         settings.route = specifier.description
-        (audioRoute as? SpeakerRoute)?.setVolumes(byAddress: settings.speakerVolumes)
-        renderer = AudioRenderer(route: audioRoute)
-        Self.applyVolume(settings, to: audioRoute, renderer: renderer)
-        synchronizer = RenderSynchronizer()
-        player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)
-        do { try synchronizer.addRenderer(renderer) } catch { throw .unavailable("cannot play to \(specifier): \(error)") }
+        engine = PlaybackEngine(route: audioRoute, volume: settings.volume, isMuted: settings.isMuted)
+        engine.groupRoute?.setVolumes(byMemberName: settings.speakerVolumes)
+        player = engine.player
+        do { try engine.start() } catch { throw .unavailable("cannot play to \(specifier): \(error)") }
         recorder = PlayerStateRecorder(player: player, store: store)
         player.addEventHandler(includingOffsets: false) { [weak self] event in self?.publish(event) }
         events.onSubscribersChange { [weak self] in self?.updateOffsetHandler() }
@@ -91,8 +88,7 @@ final class PlayerController: @unchecked Sendable {
     /// Stops playback, saves, and ends the event streams.
     func shutDown() {
         recorder.finish()
-        player.invalidate()
-        synchronizer.removeRenderer(renderer, at: .invalid)
+        engine.stop()
         events.finishAll()
     }
 
@@ -303,7 +299,7 @@ final class PlayerController: @unchecked Sendable {
         let result = command {
             if let volume = request.volume { settings.volume = volume }
             if let muted = request.isMuted { settings.isMuted = muted }
-            Self.applyVolume(settings, to: renderer.route, renderer: renderer)
+            engine.setVolume(settings.volume, isMuted: settings.isMuted)
             saveSettings()
             let result = VolumeJSON(volume: settings.volume, isMuted: settings.isMuted)
             // Under the lock: two changes at once are announced in the order they were made.
@@ -311,20 +307,6 @@ final class PlayerController: @unchecked Sendable {
             return result
         }
         return result
-    }
-
-    /// Sets the volume and mute where they are heard at once when `renderer` plays to `route`. On
-    /// network speakers they are the group's volume, which the speakers apply as they play: as a
-    /// gain in the renderer they would be heard only after the minutes of audio sent ahead.
-    private static func applyVolume(_ settings: PlayerSettings, to route: any AudioRoute, renderer: AudioRenderer) {
-        if let speakers = route as? SpeakerRoute {
-            renderer.volume = 1
-            renderer.isMuted = false
-            speakers.setVolume(settings.isMuted ? 0 : settings.volume, ofSpeaker: nil)
-        } else {
-            renderer.volume = settings.volume
-            renderer.isMuted = settings.isMuted
-        }
     }
 
     // MARK: - Speakers
@@ -337,14 +319,14 @@ final class PlayerController: @unchecked Sendable {
     func setVolume(_ volume: Float, ofSpeaker index: Int) throws(APIError) -> SpeakerJSON {
         guard PlayerSettings.isValidVolume(volume) else { throw .badRequest("volume \(volume) is outside 0...1") }
         return try command { () throws(APIError) -> SpeakerJSON in
-            guard let route = renderer.route as? SpeakerRoute else {
+            guard let route = engine.groupRoute else {
                 throw .notFound("the route \(routeSpecifier) has no network speakers (GET /api/speakers lists them)")
             }
-            guard route.endpoints.indices.contains(index) else {
-                throw .notFound("no speaker has index \(index): the route has \(route.endpoints.count) (GET /api/speakers lists them)")
+            guard route.memberNames.indices.contains(index) else {
+                throw .notFound("no speaker has index \(index): the route has \(route.memberNames.count) (GET /api/speakers lists them)")
             }
-            route.setVolume(volume, ofSpeaker: index)
-            settings.speakerVolumes[route.endpoints[index].description] = volume
+            route.setVolume(volume, ofMember: index)
+            settings.speakerVolumes[route.memberNames[index]] = volume
             saveSettings()
             let speakers = speakersOfRoute()
             events.publish(ServerEvent(name: "speakers", payload: speakers))
@@ -354,9 +336,9 @@ final class PlayerController: @unchecked Sendable {
 
     /// Under `commands`.
     private func speakersOfRoute() -> SpeakersJSON {
-        guard let route = renderer.route as? SpeakerRoute else { return SpeakersJSON(speakers: []) }
-        return SpeakersJSON(speakers: route.endpoints.enumerated().map { index, endpoint in
-            SpeakerJSON(index: index, address: endpoint.description, volume: route.volume(ofSpeaker: index))
+        guard let route = engine.groupRoute else { return SpeakersJSON(speakers: []) }
+        return SpeakersJSON(speakers: route.memberNames.enumerated().map { index, name in
+            SpeakerJSON(index: index, address: name, volume: route.volume(ofMember: index))
         })
     }
 
@@ -385,19 +367,10 @@ final class PlayerController: @unchecked Sendable {
         }
         try command { () throws(APIError) in
             guard specifier != routeSpecifier else { return }
-            let previous = renderer.route
             let route = specifier.makeRoute(sampleRate: sampleRate)
-            (route as? SpeakerRoute)?.setVolumes(byAddress: settings.speakerVolumes)
-            // Before the new route renders anything (the old one's last renders are discarded).
-            Self.applyVolume(settings, to: route, renderer: renderer)
-            do {
-                try renderer.setRoute(route)
-            } catch {
-                // Back to the route that worked, so that a failed pick changes nothing.
-                Self.applyVolume(settings, to: previous, renderer: renderer)
-                try? renderer.setRoute(previous)
-                throw .unavailable("cannot play to \(specifier): \(error)")
-            }
+            (route as? any GroupVolumeRoute)?.setVolumes(byMemberName: settings.speakerVolumes)
+            // A failed pick changes nothing: the engine goes back to the route that worked.
+            do { try engine.setRoute(route) } catch { throw .unavailable("cannot play to \(specifier): \(error)") }
             logger.info("route: \(specifier)")
             routeSpecifier = specifier
             settings.route = specifier.description

@@ -89,19 +89,10 @@ struct PlayCommand: ParsableCommand {
         let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallback: .wav(path: "longform-play.wav"))
         if route == nil { FileHandle.standardError.write(Data("longform: playing to \(specifier)\n".utf8)) }
         let audioRoute = specifier.makeRoute(sampleRate: sampleRate, lookAhead: lookahead)
-        let renderer = AudioRenderer(route: audioRoute)
-        if let speakers = audioRoute as? SpeakerRoute {
-            // The group's volume, which the speakers apply as they play (as a gain in the renderer
-            // it would not be heard for the minutes sent ahead).
-            speakers.setVolume(volume, ofSpeaker: nil)
-            speakers.setVolumes(byAddress: try speakerVolumes(of: specifier))
-        } else {
-            renderer.volume = volume
-        }
-        if let lookahead { renderer.lookAheadDuration = lookahead }
-        let synchronizer = RenderSynchronizer()
-        let player = SampleBufferPlayer(renderer: renderer, synchronizer: synchronizer)
-        try synchronizer.addRenderer(renderer)
+        let engine = PlaybackEngine(route: audioRoute, lookAheadDuration: lookahead, volume: volume)
+        engine.groupRoute?.setVolumes(byMemberName: try speakerVolumes(of: specifier))
+        try engine.start()
+        let player = engine.player
         let session = PlayerSession(player: player, store: store, routeName: audioRoute.name, isInteractive: isInteractive)
         if let saved {
             player.restore(saved.entries, currentIndex: saved.currentIndex ?? 0, offset: saved.currentIndex == nil ? .zero : saved.offset,
@@ -111,8 +102,7 @@ struct PlayCommand: ParsableCommand {
             player.play()
         }
         let failures = session.run()
-        player.invalidate()
-        synchronizer.removeRenderer(renderer, at: .invalid)
+        engine.stop()
         if failures > 0 || !expansion.problems.isEmpty { throw ExitCode(1) }
     }
 

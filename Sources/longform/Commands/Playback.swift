@@ -4,7 +4,7 @@ import LongformPlayer
 import LongformRendering
 import LongformSources
 
-/// How `render` runs its playlist: a renderer on the route, a synchronizer and a `PlaylistRun`,
+/// How `render` runs its playlist: a `PlaybackEngine` on the route and a `PlaylistRun`,
 /// with failures and refused edits reported on standard error. (`play` has its own session, with
 /// the screen and the saved state: `PlayerSession`.)
 enum Playback {
@@ -17,10 +17,8 @@ enum Playback {
     /// Plays `items` to `route` until the playlist ends; reports failures on standard error.
     /// A `script` needs a `FrameActionRoute` (the as-fast-as-possible WAV route).
     static func run(items: [String], route: any AudioRoute, lookAhead: Double?, script: EditScript? = nil) throws -> Outcome {
-        let renderer = AudioRenderer(route: route)
-        if let lookAhead { renderer.lookAheadDuration = lookAhead }
-        let outcome = try PlaylistRun.run(items.map { PlaylistItem(location: $0) }, renderer: renderer, synchronizer: RenderSynchronizer(),
-                                          script: script) { event, _ in
+        let engine = PlaybackEngine(route: route, lookAheadDuration: lookAhead, readsTagsAhead: false)
+        let outcome = try PlaylistRun.run(items.map { PlaylistItem(location: $0) }, on: engine, script: script) { event, _ in
             if case .itemFailed(let index, _, let error) = event {
                 FileHandle.standardError.write(Data("longform: item \(index + 1) skipped: \(error)\n".utf8))
             }
