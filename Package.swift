@@ -49,7 +49,7 @@ let package = Package(
         // Layer 4: concrete routes (null, WAV, PulseAudio, ALSA).
         .target(name: "LongformRoutes", dependencies: ["LongformCore", "LongformRendering", "LongformSpeakerProtocol", "CPulse", "CALSA", .product(name: "Logging", package: "swift-log")]),
         // Layer 4: the wire protocol between the speaker route and `longform speaker` (docs/speaker-protocol.md).
-        .target(name: "LongformSpeakerProtocol", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "LongformSpeakerProtocol", dependencies: ["LongformCore", .product(name: "Crypto", package: "swift-crypto")]),
         // Layer 5: what enqueues items into a renderer.
         .target(name: "LongformPlayer", dependencies: ["LongformCore", "LongformSources", "LongformRendering", .product(name: "Logging", package: "swift-log")]),
         // Layer 5: what survives a restart: the playlist and where it was, in SQLite (GRDB).

@@ -1,3 +1,5 @@
+import LongformCore
+
 /// Smooths a device's reports of which frame is heard when into a line that the route's clock
 /// reads.
 ///
@@ -125,25 +127,16 @@ struct HeardFrameFilter: Sendable {
         let points = reports.map { (x: Double($0.frame - newest.frame), y: $0.time - newest.time) }
         var slope = nanosecondsPerFrame, intercept = 0.0
         for _ in 0..<8 {
-            // Which half lies lowest depends on the slope only, not on the intercept.
-            let lower = points.sorted { $0.y - slope * $0.x < $1.y - slope * $1.x }.prefix((points.count + 1) / 2)
-            let count = Double(lower.count)
-            let meanX = lower.reduce(0) { $0 + $1.x } / count, meanY = lower.reduce(0) { $0 + $1.y } / count
-            if let first = lower.map(\.x).min(), let last = lower.map(\.x).max(), last - first >= Double(minimumRateFrames) {
-                var covariance = 0.0, variance = 0.0
-                for point in lower {
-                    covariance += (point.x - meanX) * (point.y - meanY)
-                    variance += (point.x - meanX) * (point.x - meanX)
-                }
-                let limit = nominal * maximumRateDeviation
-                let previous = slope
-                slope = min(max(covariance / variance, nominal - limit), nominal + limit)
-                intercept = meanY - slope * meanX
-                if abs(slope - previous) < nominal * 1e-9 { break }
-            } else {
-                intercept = meanY - slope * meanX
+            let round = LowerEdgeFit.round(points, about: slope, keeping: (points.count + 1) / 2, minimumSpan: Double(minimumRateFrames))
+            guard let fitted = round.slope else {
+                intercept = round.meanY - slope * round.meanX
                 break
             }
+            let limit = nominal * maximumRateDeviation
+            let previous = slope
+            slope = min(max(fitted, nominal - limit), nominal + limit)
+            intercept = round.meanY - slope * round.meanX
+            if abs(slope - previous) < nominal * 1e-9 { break }
         }
         return (newest.frame, newest.time + intercept, slope)
     }

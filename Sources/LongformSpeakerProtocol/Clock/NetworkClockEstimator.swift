@@ -1,3 +1,5 @@
+import LongformCore
+
 /// A speaker's estimate of the sender's clock, from clock-exchange samples.
 ///
 /// Each leg of an exchange takes at least the network's least delay and more when queues or
@@ -211,17 +213,9 @@ public struct NetworkClockEstimator: Sendable {
     static func lowerEdgeSlope(_ points: [(x: Double, y: Double)], near guess: Double) -> Double? {
         var slope = guess
         for _ in 0..<8 {
-            let lowest = points.sorted { $0.y - slope * $0.x < $1.y - slope * $1.x }.prefix(max(4, points.count / 4))
-            let count = Double(lowest.count)
-            let meanX = lowest.reduce(0) { $0 + $1.x } / count, meanY = lowest.reduce(0) { $0 + $1.y } / count
-            var covariance = 0.0, variance = 0.0
-            for point in lowest {
-                covariance += (point.x - meanX) * (point.y - meanY)
-                variance += (point.x - meanX) * (point.x - meanX)
-            }
-            guard variance > 0 else { return nil }
+            guard let fitted = LowerEdgeFit.round(points, about: slope, keeping: max(4, points.count / 4)).slope else { return nil }
             let previous = slope
-            slope = covariance / variance
+            slope = fitted
             if abs(slope - previous) < 1e-9 { break }
         }
         return slope

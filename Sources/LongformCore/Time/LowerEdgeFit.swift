@@ -1,0 +1,23 @@
+/// The lower edge of a cloud of points (x, y), such as clock readings or times a frame was heard
+/// against what they measure: delays only ever add, so the least delayed points lie on a line under
+/// the rest. Which points lie lowest depends on the slope, so a fit runs in rounds, each about the
+/// slope the round before found; the callers decide how many rounds, how many points and what
+/// slopes are believable.
+public enum LowerEdgeFit {
+    /// One round about `slope`: the `count` points that lie lowest under a line of that slope,
+    /// their means, and the least-squares slope through them; that slope is nil when their x span
+    /// less than `minimumSpan` or all share one x.
+    public static func round(_ points: [(x: Double, y: Double)], about slope: Double, keeping count: Int,
+                             minimumSpan: Double = 0) -> (meanX: Double, meanY: Double, slope: Double?) {
+        let lowest = points.sorted { $0.y - slope * $0.x < $1.y - slope * $1.x }.prefix(count)
+        let number = Double(lowest.count)
+        let meanX = lowest.reduce(0) { $0 + $1.x } / number, meanY = lowest.reduce(0) { $0 + $1.y } / number
+        guard let first = lowest.map(\.x).min(), let last = lowest.map(\.x).max(), last - first >= minimumSpan else { return (meanX, meanY, nil) }
+        var covariance = 0.0, variance = 0.0
+        for point in lowest {
+            covariance += (point.x - meanX) * (point.y - meanY)
+            variance += (point.x - meanX) * (point.x - meanX)
+        }
+        return (meanX, meanY, variance > 0 ? covariance / variance : nil)
+    }
+}
