@@ -110,4 +110,26 @@ import Testing
         #expect(timebase.earliestTime(fromTick: 2_000) == Self.ms(495))
         #expect(timebase.earliestTime(fromTick: 1_200) == .zero)
     }
+
+    /// A pause heard late, then a resume placed before where the pause was heard (it replaces the
+    /// pause), heard late too: the ticks in between played the pause's silence, so the timeline
+    /// goes on from where the pause stopped it. (Before, it went on from where playing would have
+    /// reached, and that much audio was never heard.)
+    @Test func aResumeThatReplacedARenderedPauseGoesOnFromThePause() {
+        let clock = ManualClock(rewindMargin: 5)
+        let timebase = Timebase(clock: clock)
+        timebase.setRate(1, time: .zero, atHostTime: nil)              // plays from tick 5
+        _ = timebase.segmentForRendering(fromTick: 0, count: 2_000)   // (rendered in two spans: stopped, then playing)
+        _ = timebase.segmentForRendering(fromTick: 5, count: 1_995)
+        clock.set(heard: 100, rendered: 2_000)
+        timebase.setRate(0, time: .invalid, atHostTime: nil)          // pauses from tick 105 ...
+        timebase.routeResumed(atTick: 120, afterRewindTo: 105)        // ... heard from 120, at 115 ms
+        _ = timebase.segmentForRendering(fromTick: 120, count: 1_880) // the route renders the pause's silence
+        clock.set(heard: 101, rendered: 2_000)
+        timebase.setRate(1, time: .invalid, atHostTime: nil)          // resumes from tick 106, replacing the pause ...
+        timebase.routeResumed(atTick: 130, afterRewindTo: 106)        // ... heard from 130: 120..<130 were silence
+        #expect(timebase.segment(forTick: 130).segment.rate == 1)
+        #expect(timebase.segment(forTick: 130).segment.time(atTick: 130, ticksPerSecond: 1_000) == Self.ms(115), "goes on where the pause stopped")
+        #expect(timebase.segment(forTick: 119).segment.time(atTick: 119, ticksPerSecond: 1_000) == Self.ms(114))
+    }
 }

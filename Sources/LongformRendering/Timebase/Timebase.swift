@@ -41,6 +41,10 @@ public final class Timebase: Sendable {
         var generation: UInt64 = 0
         /// The end of the ticks a renderer is rendering now: a change cannot apply before it.
         var renderClaim: Int64 = .min
+        /// On a rewindable clock, the segment each stretch of ticks not yet heard was last rendered
+        /// with, in the order rendered: a change may replace a segment the route already rendered,
+        /// and a route that then resumes late has played that segment, not the one before it.
+        var renderedSpans: [(ticks: Range<Int64>, segment: TimelineSegment)] = []
     }
     private let state: Mutex<State>
 
@@ -109,8 +113,28 @@ public final class Timebase: Sendable {
     public func segmentForRendering(fromTick tick: Int64, count: Int) -> (segment: TimelineSegment, nextChangeTick: Int64?) {
         state.withLock { state in
             state.renderClaim = max(state.renderClaim, tick + Int64(count))
-            return Self.lookup(in: state, tick: tick)
+            let found = Self.lookup(in: state, tick: tick)
+            if state.clock.isRewindable { Self.noteRendered(tick..<min(tick + Int64(count), found.nextChangeTick ?? .max), with: found.segment, in: &state) }
+            return found
         }
+    }
+
+    /// Notes that `ticks` are rendered with `segment`: one span per segment rendered in a row,
+    /// and none the clock has passed, so that the list stays short.
+    private static func noteRendered(_ ticks: Range<Int64>, with segment: TimelineSegment, in state: inout State) {
+        guard !ticks.isEmpty else { return }
+        let heard = state.clock.currentTick()
+        state.renderedSpans.removeAll { $0.ticks.upperBound <= heard }
+        if let last = state.renderedSpans.last, last.ticks.upperBound == ticks.lowerBound, last.segment == segment {
+            state.renderedSpans[state.renderedSpans.count - 1].ticks = last.ticks.lowerBound..<ticks.upperBound
+        } else {
+            state.renderedSpans.append((ticks, segment))
+        }
+    }
+
+    /// The segment `tick` was last rendered with, if it is still noted.
+    private static func renderedSegment(in state: State, tick: Int64) -> TimelineSegment? {
+        state.renderedSpans.last { $0.ticks.contains(tick) }?.segment
     }
 
     /// The end of the ticks claimed for rendering (`Int64.min` when none).
@@ -184,23 +208,27 @@ public final class Timebase: Sendable {
 
     /// A rewindable route resumed at `resumeTick` after a rewind to `targetTick` (its thread came
     /// late, or its device could not take back that much): the ticks before `resumeTick` played
-    /// the old segments. Changes placed in between move to `resumeTick`; one that went on from
-    /// where the timeline was goes on from the time heard there, so nothing heard is repeated
-    /// or skipped on the timeline.
+    /// what was rendered for them. Changes placed in between move to `resumeTick`; one that went
+    /// on from where the timeline was goes on from the time heard there (the segment the tick
+    /// before was rendered with, which a later change may have replaced since), so nothing heard
+    /// is repeated or skipped on the timeline.
     public func routeResumed(atTick resumeTick: Int64, afterRewindTo targetTick: Int64) {
         state.withLock { state in
-            var moved = false
+            var moved = false, previousMoved = false
             for index in state.segments.indices.dropFirst() where state.segments[index].effectiveTick >= targetTick && state.segments[index].effectiveTick < resumeTick {
                 var segment = state.segments[index]
                 if segment.anchorTick == segment.effectiveTick {
                     if segment.isContinuous {
-                        segment.time = state.segments[index - 1].time(atTick: resumeTick, ticksPerSecond: state.clock.ticksPerSecond)
+                        // After a change moved here too, its time; else the time heard just before.
+                        let before = previousMoved ? state.segments[index - 1] : Self.renderedSegment(in: state, tick: resumeTick - 1) ?? state.segments[index - 1]
+                        segment.time = before.time(atTick: resumeTick, ticksPerSecond: state.clock.ticksPerSecond)
                     }
                     segment.anchorTick = resumeTick
                 }
                 segment.effectiveTick = resumeTick
                 state.segments[index] = segment
                 moved = true
+                previousMoved = true
             }
             if moved { state.generation &+= 1 }
         }
