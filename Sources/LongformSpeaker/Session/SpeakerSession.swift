@@ -443,7 +443,7 @@ public struct SpeakerSession: Sendable {
     /// Frames within a twentieth of a frame (1 µs) of the anchor's timeline are in step: no
     /// correction is started for them (a correction resamples), but one under way keeps its
     /// integral part. Not half a frame: each speaker of a pair then sat anywhere within ±11 µs of
-    /// the timeline, and the pair wandered up to 25 µs apart (docs/benchmarks.md, tenth session).
+    /// the timeline, and the pair wandered up to 25 µs apart (docs/bench-log/2026-11-22-session10-sync-microseconds.md).
     static let driftDeadband = 0.05
     /// The largest correction: 1,000 ppm, far beyond any crystal's drift, and inaudible.
     static let maximumRateCorrection = 0.001
