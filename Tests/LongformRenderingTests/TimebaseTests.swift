@@ -132,4 +132,22 @@ import Testing
         #expect(timebase.segment(forTick: 130).segment.time(atTick: 130, ticksPerSecond: 1_000) == Self.ms(115), "goes on where the pause stopped")
         #expect(timebase.segment(forTick: 119).segment.time(atTick: 119, ticksPerSecond: 1_000) == Self.ms(114))
     }
+
+    /// What the old route rendered says nothing about a new clock's ticks, which start again.
+    @Test func aNewClockForgetsWhatTheOldOneRendered() {
+        let clock = ManualClock(rewindMargin: 5)
+        let timebase = Timebase(clock: clock)
+        timebase.setRate(1, time: .zero, atHostTime: nil)
+        _ = timebase.segmentForRendering(fromTick: 5, count: 1_995)
+        clock.set(heard: 100, rendered: 2_000)
+        timebase.setRate(0, time: .invalid, atHostTime: nil)
+        _ = timebase.segmentForRendering(fromTick: 105, count: 1_895) // the old route renders the pause from 105
+        let newClock = ManualClock(rewindMargin: 5)
+        timebase.switchClock(to: newClock)                            // playing, at 95 ms from tick 5
+        newClock.set(heard: 100, rendered: 105)
+        timebase.setRate(0, time: .invalid, atHostTime: nil)          // pauses from 105, at 195 ms ...
+        timebase.routeResumed(atTick: 110, afterRewindTo: 105)        // ... heard from 110, where playing reached 200 ms
+        // (The old route's pause, noted at ticks 105 on, would have put it at 100 ms.)
+        #expect(timebase.segment(forTick: 110).segment.time == Self.ms(200))
+    }
 }

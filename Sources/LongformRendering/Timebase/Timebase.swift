@@ -119,12 +119,16 @@ public final class Timebase: Sendable {
         }
     }
 
-    /// Notes that `ticks` are rendered with `segment`: one span per segment rendered in a row,
-    /// and none the clock has passed, so that the list stays short.
+    /// Notes that `ticks` are rendered with `segment`. A render replaces what was rendered from its
+    /// start on (a route renders in order, and again from a rewind), so the spans stay in tick
+    /// order without overlaps: one per segment rendered in a row, none the clock has passed.
     private static func noteRendered(_ ticks: Range<Int64>, with segment: TimelineSegment, in state: inout State) {
         guard !ticks.isEmpty else { return }
         let heard = state.clock.currentTick()
-        state.renderedSpans.removeAll { $0.ticks.upperBound <= heard }
+        state.renderedSpans.removeAll { $0.ticks.upperBound <= heard || $0.ticks.lowerBound >= ticks.lowerBound }
+        if let last = state.renderedSpans.last, last.ticks.upperBound > ticks.lowerBound {
+            state.renderedSpans[state.renderedSpans.count - 1].ticks = last.ticks.lowerBound..<ticks.lowerBound
+        }
         if let last = state.renderedSpans.last, last.ticks.upperBound == ticks.lowerBound, last.segment == segment {
             state.renderedSpans[state.renderedSpans.count - 1].ticks = last.ticks.lowerBound..<ticks.upperBound
         } else {
@@ -243,6 +247,8 @@ public final class Timebase: Sendable {
             let newTick = newClock.earliestChangeableTick()
             state.clock = newClock
             state.renderClaim = .min
+            // Ticks of the old clock: a route started on the new one counts from its own start.
+            state.renderedSpans = []
             state.segments = [TimelineSegment(rate: segment.rate, time: now, anchorTick: newTick, effectiveTick: newTick)]
             state.generation &+= 1
         }
