@@ -42,8 +42,8 @@ public final class Timebase: Sendable {
         /// The end of the ticks a renderer is rendering now: a change cannot apply before it.
         var renderClaim: Int64 = .min
         /// On a rewindable clock, the segment each stretch of ticks not yet heard was last rendered
-        /// with, in the order rendered: a change may replace a segment the route already rendered,
-        /// and a route that then resumes late has played that segment, not the one before it.
+        /// with, in tick order without overlaps: a change may replace a segment the route already
+        /// rendered, and a route that then resumes late has played that segment, not the one before it.
         var renderedSpans: [(ticks: Range<Int64>, segment: TimelineSegment)] = []
     }
     private let state: Mutex<State>
@@ -218,13 +218,13 @@ public final class Timebase: Sendable {
     /// is repeated or skipped on the timeline.
     public func routeResumed(atTick resumeTick: Int64, afterRewindTo targetTick: Int64) {
         state.withLock { state in
-            var moved = false, previousMoved = false
+            var moved = false
             for index in state.segments.indices.dropFirst() where state.segments[index].effectiveTick >= targetTick && state.segments[index].effectiveTick < resumeTick {
                 var segment = state.segments[index]
                 if segment.anchorTick == segment.effectiveTick {
                     if segment.isContinuous {
                         // After a change moved here too, its time; else the time heard just before.
-                        let before = previousMoved ? state.segments[index - 1] : Self.renderedSegment(in: state, tick: resumeTick - 1) ?? state.segments[index - 1]
+                        let before = moved ? state.segments[index - 1] : Self.renderedSegment(in: state, tick: resumeTick - 1) ?? state.segments[index - 1]
                         segment.time = before.time(atTick: resumeTick, ticksPerSecond: state.clock.ticksPerSecond)
                     }
                     segment.anchorTick = resumeTick
@@ -232,7 +232,6 @@ public final class Timebase: Sendable {
                 segment.effectiveTick = resumeTick
                 state.segments[index] = segment
                 moved = true
-                previousMoved = true
             }
             if moved { state.generation &+= 1 }
         }
