@@ -1,7 +1,8 @@
 // swift-tools-version:6.1
 // The folder tree follows the layers of ../shared/DESIGN.md: data flows down
 // (Core → Sources → Rendering → Routes → the `longform` command), and each
-// module depends only on the modules above it.
+// module depends only on the modules above it. Each route backend is a module
+// of its own, so that a tool links only the C libraries of the routes it uses.
 import PackageDescription
 
 let package = Package(
@@ -14,11 +15,15 @@ let package = Package(
         .library(name: "LongformSources", targets: ["LongformSources"]),
         .library(name: "LongformRendering", targets: ["LongformRendering"]),
         .library(name: "LongformRoutes", targets: ["LongformRoutes"]),
+        .library(name: "LongformPulseAudio", targets: ["LongformPulseAudio"]),
+        .library(name: "LongformALSA", targets: ["LongformALSA"]),
+        .library(name: "LongformSpeakerSender", targets: ["LongformSpeakerSender"]),
+        .library(name: "LongformRouteCatalog", targets: ["LongformRouteCatalog"]),
         .library(name: "LongformPlayer", targets: ["LongformPlayer"]),
         .library(name: "LongformStore", targets: ["LongformStore"]),
         .library(name: "LongformLibrary", targets: ["LongformLibrary"]),
         .library(name: "LongformSpeakerProtocol", targets: ["LongformSpeakerProtocol"]),
-        .library(name: "LongformSpeaker", targets: ["LongformSpeaker"]),
+        .library(name: "LongformSpeakerReceiver", targets: ["LongformSpeakerReceiver"]),
         .library(name: "LongformServer", targets: ["LongformServer"]),
     ],
     dependencies: [
@@ -37,18 +42,26 @@ let package = Package(
         .systemLibrary(name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavformat libavcodec libswresample libavutil",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]), // LongformSources
         .systemLibrary(name: "CSoxr", path: "Sources/CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]), // LongformRendering
-        .systemLibrary(name: "CPulse", path: "Sources/CPulse", providers: [.apt(["libpulse-dev"])]), // LongformRoutes
-        .systemLibrary(name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]), // LongformRoutes
+        .systemLibrary(name: "CPulse", path: "Sources/CPulse", providers: [.apt(["libpulse-dev"])]), // LongformPulseAudio
+        .systemLibrary(name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]), // LongformALSA
 
-        // Layer 1: media time, formats, sample buffers, the host clock.
+        // Layer 1: media time, formats, sample buffers, the host clock (no system calls but the clock's).
         .target(name: "LongformCore", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // Layer 2: decoding through FFmpeg.
         .target(name: "LongformSources", dependencies: ["LongformCore", "CFFmpeg", .product(name: "Logging", package: "swift-log")]),
         // Layer 3: the renderer, the synchronizer and the route protocol they play to.
         .target(name: "LongformRendering", dependencies: ["LongformCore", "CSoxr", .product(name: "Logging", package: "swift-log")]),
-        // Layer 4: concrete routes (null, WAV, PulseAudio, ALSA).
-        .target(name: "LongformRoutes", dependencies: ["LongformCore", "LongformRendering", "LongformSpeakerProtocol", "CPulse", "CALSA", .product(name: "Logging", package: "swift-log")]),
-        // Layer 4: the wire protocol between the speaker route and `longform speaker` (docs/speaker-protocol.md).
+        // Layer 4: the routes every tool may use (null, WAV) and what every route is built on (route threads, rewinds).
+        .target(name: "LongformRoutes", dependencies: ["LongformCore", "LongformRendering", .product(name: "Logging", package: "swift-log")]),
+        // Layer 4: each backend in a module of its own, linking its own C library.
+        .target(name: "LongformPulseAudio", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "CPulse", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "LongformALSA", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "CALSA", .product(name: "Logging", package: "swift-log")]),
+        // Layer 4: the sender's side of the network speaker (the `speaker:` route).
+        .target(name: "LongformSpeakerSender", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformSpeakerProtocol", .product(name: "Logging", package: "swift-log")]),
+        // Layer 4: what `--route` names and `routes` lists: opens a route of any backend.
+        .target(name: "LongformRouteCatalog", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformPulseAudio", "LongformALSA", "LongformSpeakerSender"]),
+        // Layer 4: the wire protocol between the speaker route and `longform speaker` (docs/speaker-protocol.md),
+        // and the socket wrapper both ends use for what SwiftNIO does not offer.
         .target(name: "LongformSpeakerProtocol", dependencies: ["LongformCore", .product(name: "Crypto", package: "swift-crypto")]),
         // Layer 5: what enqueues items into a renderer.
         .target(name: "LongformPlayer", dependencies: ["LongformCore", "LongformSources", "LongformRendering", .product(name: "Logging", package: "swift-log")]),
@@ -60,14 +73,14 @@ let package = Package(
         .target(name: "LongformAPIRequests"),
         // Layer 6: `longform serve`: the HTTP API, the event stream and the web player (Hummingbird).
         .target(name: "LongformServer", dependencies: [
-            "LongformAPIRequests", "LongformCore", "LongformRendering", "LongformRoutes", "LongformPlayer", "LongformStore", "LongformLibrary",
+            "LongformAPIRequests", "LongformCore", "LongformRendering", "LongformRouteCatalog", "LongformPlayer", "LongformStore", "LongformLibrary",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], resources: [.copy("Resources")]),
-        // Layer 7: the receiver end of a network route (`longform speaker`).
-        .target(name: "LongformSpeaker", dependencies: [
+        // Layer 7: the receiving side of the network speaker (`longform speaker`).
+        .target(name: "LongformSpeakerReceiver", dependencies: [
             "LongformCore", "LongformRendering", "LongformRoutes", "LongformSpeakerProtocol",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
@@ -76,14 +89,19 @@ let package = Package(
         ]),
         // Layer 6: the command line.
         .executableTarget(name: "longform", dependencies: [
-            "LongformCore", "LongformSources", "LongformRendering", "LongformRoutes", "LongformPlayer", "LongformStore", "LongformServer", "LongformSpeaker",
+            "LongformCore", "LongformSources", "LongformRendering", "LongformRoutes", "LongformRouteCatalog", "LongformSpeakerSender", "LongformPlayer", "LongformStore", "LongformServer", "LongformSpeakerReceiver",
             "LongformSpeakerProtocol", .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // `scripts/bench`'s command-latency measurement (not part of the product).
-        .executableTarget(name: "longform-latency", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformPlayer"],
+        .executableTarget(name: "longform-latency", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformPulseAudio", "LongformPlayer"],
                           path: "Benchmarks/LatencyBenchmark"),
+
+        // The smallest program on the engine: files to the null route, each second's peak printed.
+        // Its links show the module split: no libpulse, libasound or swift-crypto (NullRouteMeterTests).
+        .executableTarget(name: "longform-null-meter", dependencies: ["LongformPlayer", "LongformRendering", "LongformRoutes", .product(name: "Logging", package: "swift-log")],
+                          path: "Examples/NullRouteMeter"),
 
         // Fuzz targets (`scripts/fuzz`): each parser that reads bytes from outside, under libFuzzer
         // when built with -DFUZZING -sanitize=fuzzer; built normally, each replays saved inputs.
@@ -102,13 +120,15 @@ let package = Package(
         .testTarget(name: "LongformCoreTests", dependencies: ["LongformCore"]),
         .testTarget(name: "LongformSourcesTests", dependencies: ["LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformRenderingTests", dependencies: ["LongformRendering", "LongformRoutes", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
-        .testTarget(name: "LongformRoutesTests", dependencies: ["LongformRoutes", "LongformRendering", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
-        .testTarget(name: "LongformPlayerTests", dependencies: ["LongformPlayer", "LongformRoutes", "LongformRendering", "LongformSources", "LongformTestSupport"]),
+        .testTarget(name: "LongformPulseAudioTests", dependencies: ["LongformPulseAudio", "LongformRouteCatalog", "LongformRoutes", "LongformRendering", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
+        .testTarget(name: "LongformSpeakerSenderTests", dependencies: ["LongformSpeakerSender", "LongformRendering", "LongformTestSupport"]),
+        .testTarget(name: "LongformRouteCatalogTests", dependencies: ["LongformRouteCatalog", "LongformRoutes", "LongformALSA", "LongformSpeakerSender", "LongformTestSupport"]),
+        .testTarget(name: "LongformPlayerTests", dependencies: ["LongformPlayer", "LongformRoutes", "LongformSpeakerSender", "LongformRendering", "LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformStoreTests", dependencies: ["LongformStore", "LongformPlayer", "LongformCore", "LongformTestSupport"]),
         .testTarget(name: "LongformLibraryTests", dependencies: ["LongformLibrary", "LongformStore", "LongformTestSupport"]),
         .testTarget(name: "LongformServerTests", dependencies: ["LongformTestSupport"]),
         .testTarget(name: "LongformSpeakerProtocolTests", dependencies: ["LongformSpeakerProtocol", "LongformTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
-        .testTarget(name: "LongformSpeakerTests", dependencies: ["LongformSpeaker", "LongformSpeakerProtocol", "LongformRoutes", "LongformCore", "LongformTestSupport"]),
+        .testTarget(name: "LongformSpeakerReceiverTests", dependencies: ["LongformSpeakerReceiver", "LongformSpeakerProtocol", "LongformSpeakerSender", "LongformRoutes", "LongformCore", "LongformTestSupport"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

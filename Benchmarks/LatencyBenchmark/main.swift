@@ -15,6 +15,7 @@ import Foundation
 import LongformCore
 import LongformPlayer
 import LongformRendering
+import LongformPulseAudio
 import LongformRoutes
 import Synchronization
 

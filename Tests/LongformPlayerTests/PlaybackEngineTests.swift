@@ -1,3 +1,4 @@
+import LongformSpeakerSender
 import LongformPlayer
 import LongformRendering
 import LongformRoutes

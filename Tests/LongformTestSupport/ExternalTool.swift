@@ -65,13 +65,16 @@ public enum ExternalTool {
     }
 
     /// The `longform` executable built beside the test bundle.
-    public static var longformExecutable: String {
+    public static var longformExecutable: String { builtExecutable(named: "longform") }
+
+    /// The executable `name` of this package, built beside the test bundle.
+    public static func builtExecutable(named name: String) -> String {
         let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = testBinary.deletingLastPathComponent()
         // The xctest bundle sits in the build directory (or inside a .xctest folder on Darwin).
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("longform").path) && directory.path != "/" {
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path) && directory.path != "/" {
             directory.deleteLastPathComponent()
         }
-        return directory.appendingPathComponent("longform").path
+        return directory.appendingPathComponent(name).path
     }
 }

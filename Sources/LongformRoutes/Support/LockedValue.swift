@@ -1,13 +1,13 @@
 import Synchronization
 
 /// A value behind a mutex, for the few fields a route's thread and its callers share.
-final class LockedValue<Value: Sendable>: Sendable {
+package final class LockedValue<Value: Sendable>: Sendable {
     private let storage: Mutex<Value>
-    init(_ value: Value) { storage = Mutex(value) }
-    var value: Value {
+    package init(_ value: Value) { storage = Mutex(value) }
+    package var value: Value {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }
     }
     /// Reads and changes the value in one step.
-    func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result { storage.withLock { body(&$0) } }
+    package func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result { storage.withLock { body(&$0) } }
 }

@@ -2,11 +2,14 @@ import LongformRendering
 
 /// The current `RouteThread` of a route that may be stopped and started again (a renderer
 /// removed and added back, a route change back and forth).
-final class RestartableRouteThread: Sendable {
+package final class RestartableRouteThread: Sendable {
     private let current = LockedValue<RouteThread?>(nil)
 
+    /// No thread yet.
+    package init() {}
+
     /// Stops any previous thread, restarts `clock` at frame 0, and runs `body` on a new thread.
-    func start(name: String, clock: RouteClock, _ body: @escaping @Sendable (RouteThread) -> Void) {
+    package func start(name: String, clock: RouteClock, _ body: @escaping @Sendable (RouteThread) -> Void) {
         current.value?.stop()
         clock.reset()
         let thread = RouteThread()
@@ -15,7 +18,7 @@ final class RestartableRouteThread: Sendable {
     }
 
     /// Stops the current thread; waits for it unless `waiting` is false or it is the caller.
-    func stop(waiting: Bool = true) {
+    package func stop(waiting: Bool = true) {
         current.value?.stop(waiting: waiting)
     }
 }

@@ -4,13 +4,16 @@ import LongformCore
 /// The rewinds asked of a route's thread: callers post the frame to render again from, and the
 /// thread, waiting for its next period, wakes at once to take it. Several rewinds before the
 /// thread takes them count as the earliest.
-final class RewindSignal: @unchecked Sendable {
+package final class RewindSignal: @unchecked Sendable {
     private let condition = NSCondition()
     private var pendingFrame: Int64? // guarded by `condition`
     private var isInterrupted = false // guarded by `condition`
 
+    /// No rewind pending.
+    package init() {}
+
     /// Asks the thread to render again from `frame`.
-    func post(frame: Int64) {
+    package func post(frame: Int64) {
         condition.lock()
         pendingFrame = min(pendingFrame ?? frame, frame)
         condition.broadcast()
@@ -18,7 +21,7 @@ final class RewindSignal: @unchecked Sendable {
     }
 
     /// Ends the current or next wait at once, without a rewind: the route is stopping.
-    func interrupt() {
+    package func interrupt() {
         condition.lock()
         isInterrupted = true
         condition.broadcast()
@@ -26,7 +29,7 @@ final class RewindSignal: @unchecked Sendable {
     }
 
     /// Forgets a rewind or an interruption meant for an earlier run of the route.
-    func reset() {
+    package func reset() {
         condition.lock()
         pendingFrame = nil
         isInterrupted = false
@@ -34,7 +37,7 @@ final class RewindSignal: @unchecked Sendable {
     }
 
     /// Takes the pending rewind, if any.
-    func take() -> Int64? {
+    package func take() -> Int64? {
         condition.lock()
         defer { pendingFrame = nil; condition.unlock() }
         return pendingFrame
@@ -42,7 +45,7 @@ final class RewindSignal: @unchecked Sendable {
 
     /// Waits until the host clock reads `deadline` nanoseconds, a rewind is posted or `interrupt()`
     /// is called; returns the rewind's frame (taken), or nil otherwise.
-    func wait(untilNanoseconds deadline: UInt64) -> Int64? {
+    package func wait(untilNanoseconds deadline: UInt64) -> Int64? {
         condition.lock()
         defer { condition.unlock() }
         while pendingFrame == nil {

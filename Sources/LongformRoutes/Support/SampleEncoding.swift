@@ -17,7 +17,7 @@ public enum OutputSampleFormat: String, Sendable, CaseIterable {
     }
 
     /// Appends `samples` to `output` as little-endian bytes, rounding to nearest and clipping.
-    func encode(_ samples: UnsafeBufferPointer<Float>, into output: inout [UInt8]) {
+    package func encode(_ samples: UnsafeBufferPointer<Float>, into output: inout [UInt8]) {
         output.removeAll(keepingCapacity: true)
         output.reserveCapacity(samples.count * bytesPerSample)
         switch self {

@@ -5,7 +5,7 @@ import LongformCore
 import LongformLibrary
 import LongformPlayer
 import LongformRendering
-import LongformRoutes
+import LongformRouteCatalog
 import LongformSources
 import LongformStore
 import Synchronization

@@ -1,4 +1,4 @@
-import LongformRoutes
+import LongformRouteCatalog
 
 /// What `longform serve` is started with.
 public struct ServerConfiguration: Sendable {

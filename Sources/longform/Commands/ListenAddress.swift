@@ -1,5 +1,6 @@
 import ArgumentParser
 import LongformCore
+import LongformSpeakerProtocol
 
 /// Where a daemon listens, as `--http` and `--listen` take it: `HOST:PORT`, `[IPv6]:PORT`, or
 /// `PORT` alone (on 127.0.0.1).

@@ -3,7 +3,8 @@ import Foundation
 import LongformCore
 import LongformPlayer
 import LongformRendering
-import LongformRoutes
+import LongformRouteCatalog
+import LongformSpeakerSender
 import LongformStore
 
 /// `longform play`: the terminal player.

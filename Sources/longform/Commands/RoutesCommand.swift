@@ -1,5 +1,5 @@
 import ArgumentParser
-import LongformRoutes
+import LongformRouteCatalog
 
 /// `longform routes`: what this machine can play to.
 struct RoutesCommand: ParsableCommand {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LongformRoutes
+import LongformRouteCatalog
 import LongformServer
 import LongformStore
 

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import LongformRoutes
-import LongformSpeaker
+import LongformRouteCatalog
+import LongformSpeakerReceiver
 import LongformSpeakerProtocol
 
 /// `longform speaker`: a network speaker that plays what a sender sends to a local route.

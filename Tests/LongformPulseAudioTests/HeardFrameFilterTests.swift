@@ -1,0 +1,117 @@
+@testable import LongformPulseAudio
+import Testing
+
+/// The PulseAudio route's clock smoothing, fed with made-up reports shaped as PulseAudio's were
+/// (docs/bench-log/2026-11-22-session10-sync-microseconds.md): a device that plays at a steady rate a little off the
+/// nominal one, each report late by up to tens of microseconds and a frame's rounding, now and then
+/// one late by a millisecond or more (a loaded host), and once a jump.
+@Suite struct HeardFrameFilterTests {
+    /// A repeatable noise in 0…1 (a linear congruential generator).
+    struct Noise {
+        var state: UInt64 = 12_345
+        mutating func next() -> Double {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Double(state >> 11) / Double(1 << 53)
+        }
+    }
+
+    static let rate = 44_100
+    /// The device runs 80 ppm slow against the host clock, from host time 1 s.
+    static let nanosecondsPerFrame = 1e9 / Double(rate) * (1 + 80e-6)
+    static func truth(_ frame: Int64) -> Double { 1e9 + Double(frame) * nanosecondsPerFrame }
+
+    /// How late a report comes (ns): up to 40 µs, mostly little; one in fifteen 0.5 to 4.5 ms late.
+    static func lateness(_ noise: inout Noise) -> Double {
+        let delay = 40_000 * noise.next() * noise.next()
+        return noise.next() < 1.0 / 15 ? delay + 500_000 + 4_000_000 * noise.next() : delay
+    }
+
+    @Test func lateReportsOfASteadyDeviceGiveItsTrueTimesFromTheFirstSecondsOn() {
+        var filter = HeardFrameFilter(sampleRate: Self.rate)
+        var noise = Noise()
+        var errors: [(second: Int, error: Double)] = []
+        // A report a second for 10 minutes.
+        for second in 0..<600 {
+            let frame = Int64(second * Self.rate)
+            let heard = Double(filter.add(frame: frame, heardAt: UInt64(Self.truth(frame) + Self.lateness(&noise))))
+            errors.append((second, abs(heard - Self.truth(frame))))
+        }
+        let start = errors[10..<60].map(\.error), settled = errors[60...].map(\.error).sorted()
+        // The delay-locked loop before this filter was off by a median of 82 µs after a minute (it
+        // followed the reports' mean, and each late one moved it), at worst 256 µs.
+        #expect(start.max()! < 30_000, "seconds 10-60: worst \(start.max()!) ns off")
+        #expect(settled[settled.count / 2] < 5_000, "after a minute: median \(settled[settled.count / 2]) ns off")
+        #expect(settled.last! < 20_000, "after a minute: worst \(settled.last!) ns off")
+        // The line read a second later gives that moment's frame, on the device's own rate.
+        let last = Int64(599 * Self.rate)
+        if let point = filter.point(near: UInt64(Self.truth(last) + 1e9)) {
+            #expect(abs(Double(point.hostTime) - Self.truth(point.frame)) < 10_000, "a second on: \(Double(point.hostTime) - Self.truth(point.frame)) ns off")
+            #expect(abs(Double(point.frame - last) - 1e9 / Self.nanosecondsPerFrame) <= 1)
+        } else {
+            Issue.record("no line")
+        }
+    }
+
+    @Test func theSameReportAgainAndSingleLateOnesLeaveTheLineAndAJumpIsFollowedOnceConfirmed() {
+        var filter = HeardFrameFilter(sampleRate: Self.rate)
+        var noise = Noise()
+        for second in 0..<120 {
+            let frame = Int64(second * Self.rate)
+            _ = filter.add(frame: frame, heardAt: UInt64(Self.truth(frame) + Self.lateness(&noise)))
+        }
+        // The same report read again (no fresh one since) changes nothing.
+        let last = Int64(119 * Self.rate)
+        let again = filter.add(frame: last, heardAt: UInt64(Self.truth(last) + 300_000))
+        #expect(again == filter.add(frame: last, heardAt: UInt64(Self.truth(last) - 300_000)))
+        // A loaded host: single reports 9 ms and 3 ms late, between good ones (on time, the edge
+        // the others are late from), and one 1.6 ms early (as after a flush at a stream's start).
+        // None moves the line by more than a few microseconds.
+        for (second, lateness) in [(120, 9_000_000.0), (121, 0), (122, 3_000_000), (123, 0), (124, 9_000_000), (125, -1_600_000)] {
+            let frame = Int64(second * Self.rate)
+            let heard = Double(filter.add(frame: frame, heardAt: UInt64(Self.truth(frame) + lateness)))
+            #expect(abs(heard - Self.truth(frame)) < 5_000, "second \(second), a report \(lateness) ns late: the line is \(heard - Self.truth(frame)) ns off")
+        }
+        // An underrun moves the device 30 ms: the line follows once three reports in a row agree
+        // (the second of them read twice counts once).
+        for (second, isFollowed) in [(126, false), (127, false), (127, false), (128, true)] {
+            let frame = Int64(second * Self.rate)
+            let heard = filter.add(frame: frame, heardAt: UInt64(Self.truth(frame) + 30_000_000))
+            #expect((heard == UInt64(Self.truth(frame) + 30_000_000)) == isFollowed, "second \(second): \(Double(heard) - Self.truth(frame)) ns off")
+        }
+        // And from there on it is the new line, as exact as before.
+        var errors: [Double] = []
+        for second in 129..<200 {
+            let frame = Int64(second * Self.rate)
+            let heard = Double(filter.add(frame: frame, heardAt: UInt64(Self.truth(frame) + 30_000_000 + Self.lateness(&noise))))
+            if second >= 140 { errors.append(abs(heard - Self.truth(frame) - 30_000_000)) }
+        }
+        #expect(errors.max()! < 20_000, "after the jump: worst \(errors.max()!) ns off")
+    }
+
+    @Test func smallMovesOfTheDeviceAreFollowedWithinAMinuteAndReportsCloseTogetherKeepTheWindow() {
+        var filter = HeardFrameFilter(sampleRate: Self.rate)
+        var noise = Noise()
+        // At 150 s the device is heard 2 ms later (a short underrun): under the 5 ms that start the
+        // line again, it is followed as the reports before it leave the window. From 120 s to
+        // 220 s the route writes in short pieces and reads a report each tenth of a second: of
+        // those closer than half a second the lower is kept, so the window still spans a minute
+        // (with all of them, 128 reports would span 13 s). At 260 s the device is heard 1 ms
+        // earlier: no report is early, and the line starts again at the third that agrees.
+        func move(at time: Double) -> Double { time >= 260 ? 1_000_000 : time >= 150 ? 2_000_000 : 0 }
+        var errors: [(time: Double, error: Double)] = []
+        var time = 0.0
+        while time < 320 {
+            let frame = Int64(time * Double(Self.rate))
+            let heard = Double(filter.add(frame: frame, heardAt: UInt64(Self.truth(frame) + move(at: time) + Self.lateness(&noise))))
+            errors.append((time, heard - Self.truth(frame) - move(at: time)))
+            time += time >= 120 && time < 220 ? 0.1 : 1
+        }
+        func worst(_ range: Range<Double>) -> Double { errors.filter { range.contains($0.time) }.map { abs($0.error) }.max()! }
+        // Ten seconds after the later move the line has not followed it yet (a 13 s window would have).
+        #expect(errors.filter { (160..<161).contains($0.time) }.allSatisfy { $0.error < -1_500_000 }, "160 s: \(errors.first { $0.time >= 160 }!.error) ns off the moved device")
+        #expect(worst(150..<260) < 2_100_000, "after the later move: the line \(worst(150..<260)) ns from the device at worst")
+        #expect(worst(215..<260) < 20_000, "65 s after the later move: worst \(worst(215..<260)) ns off")
+        #expect(worst(262..<320) < 40_000, "from the third report after the earlier move: worst \(worst(262..<320)) ns off")
+        #expect(worst(270..<320) < 20_000, "10 s after the earlier move: worst \(worst(270..<320)) ns off")
+    }
+}

@@ -1,0 +1,36 @@
+import LongformRendering
+import LongformALSA
+import LongformRouteCatalog
+import LongformRoutes
+import LongformSpeakerSender
+import Testing
+
+@Suite struct RouteSpecifierTests {
+    @Test func specifiersParse() throws {
+        #expect(try RouteSpecifier(parsing: "null") == .null)
+        #expect(try RouteSpecifier(parsing: "wav:/tmp/a.wav") == .wav(path: "/tmp/a.wav"))
+        #expect(try RouteSpecifier(parsing: "pulse") == .pulse(sink: nil))
+        #expect(try RouteSpecifier(parsing: "pulse:alsa_output.x") == .pulse(sink: "alsa_output.x"))
+        #expect(try RouteSpecifier(parsing: "alsa") == .alsa(device: "default"))
+        #expect(try RouteSpecifier(parsing: "alsa:hw:1,0") == .alsa(device: "hw:1,0"))
+        #expect(try RouteSpecifier(parsing: "speaker:kitchen.local:7878,[fe80::1]:7879,10.0.0.2:7878")
+                == .speaker(endpoints: [SpeakerEndpoint(host: "kitchen.local", port: 7878), SpeakerEndpoint(host: "fe80::1", port: 7879),
+                                        SpeakerEndpoint(host: "10.0.0.2", port: 7878)]))
+        #expect(try RouteSpecifier(parsing: "speaker:[fe80::1]:7879").description == "speaker:[fe80::1]:7879")
+    }
+
+    @Test func badSpecifiersNameTheCulprit() {
+        #expect { try RouteSpecifier(parsing: "wav:") } throws: { ($0 as! RouteError).description.contains("needs a path") }
+        #expect { try RouteSpecifier(parsing: "bluetooth:aa") } throws: { ($0 as! RouteError).description.contains("bluetooth:aa") }
+        #expect { try RouteSpecifier(parsing: "null:x") } throws: { _ in true }
+        for bad in ["speaker:", "speaker:kitchen", "speaker:kitchen:0", "speaker:kitchen:7878,", "speaker:fe80::1:7878", "speaker:a:99999"] {
+            #expect(throws: RouteError.self, "\(bad)") { try RouteSpecifier(parsing: bad) }
+        }
+        #expect { try RouteSpecifier(parsing: "speaker:a:7878,attic") } throws: { ($0 as! RouteError).description.contains("'attic' is not HOST:PORT") }
+    }
+
+    @Test func aMissingALSADeviceIsAClearError() {
+        let route = ALSARoute(device: "hw:99,0")
+        #expect { try route.start(pullingFrom: AudioRenderer(route: NullRoute())) } throws: { ($0 as! RouteError).description.hasPrefix("alsa:hw:99,0") }
+    }
+}

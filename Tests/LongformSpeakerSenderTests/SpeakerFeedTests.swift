@@ -1,0 +1,96 @@
+@testable import LongformSpeakerSender
+import LongformSpeakerProtocol
+import Testing
+
+/// What the speaker route's links are given to send, in order, without sockets: audio never crosses
+/// a flush that waits for its answers, and a flush a speaker may not have seen is sent again when
+/// it reconnects.
+@Suite struct SpeakerFeedTests {
+    private static let format = AudioStreamFormat(sampleRate: 44_100, channelCount: 1, encoding: .float32)
+
+    private func append(_ feed: SpeakerFeed, _ count: Int, at first: Int64, value: Float) {
+        let samples = [Float](repeating: value, count: count)
+        samples.withUnsafeBufferPointer { feed.append($0, at: first) }
+    }
+
+    /// The messages link 0 is given until it has nothing more.
+    private func drain(_ feed: SpeakerFeed) -> [SpeakerMessage] {
+        var messages: [SpeakerMessage] = []
+        while case .messages(let batch) = feed.nextWork(for: 0, timeout: 0.01) { messages += batch }
+        return messages
+    }
+
+    /// The audio among `messages`: first frame, frame count and the first sample's value.
+    private func audio(_ messages: [SpeakerMessage]) -> [(first: Int64, count: UInt32, value: Float)] {
+        messages.compactMap { message in
+            guard case .audio(let first, let count, let bytes) = message else { return nil }
+            return (first, count, AudioStreamFormat.Encoding.float32.decode(Array(bytes.prefix(4)))[0])
+        }
+    }
+
+    @Test func aPlayingSpeakerIsNeitherSentNorWaitedForAudioBeforeItsFirstChangeableFrame() {
+        let feed = SpeakerFeed(speakerCount: 1, format: Self.format)
+        _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
+        append(feed, 132_300, at: 0, value: 0.25)
+        let sent = audio(drain(feed))
+        let sentEnd = sent.last.map { $0.first + Int64($0.count) } ?? 0
+        #expect(sentEnd > 0 && sentEnd <= 44_100 + 4_096, "a second in flight, then the link waits for the speaker: \(sentEnd)")
+        // The speaker plays past all of it and keeps none (a paused span's silence), and says so.
+        feed.record(status: SpeakerStatus(bufferEndFrame: -1, nextFrame: 100_000, clockOffset: 0, clockUncertainty: 0,
+                                          isSynchronized: true, isPlaying: true), from: 0)
+        let rest = audio(drain(feed))
+        #expect(rest.first?.first == 100_000, "from its first changeable frame: \(rest.map(\.first))")
+        #expect(rest.last.map { $0.first + Int64($0.count) } == 132_300, "and on to the end")
+    }
+
+    @Test func audioFromAHeldFlushOnWaitsForItsEndAndIsTheNewAudio() {
+        let feed = SpeakerFeed(speakerCount: 1, format: Self.format)
+        _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
+        append(feed, 10_000, at: 0, value: 0.25)
+        let (_, asked) = feed.beginFlush(from: 5_000)
+        #expect(asked.map(\.index) == [0])
+        let held = drain(feed)
+        guard case .flush(_, 5_000) = held.first else { Issue.record("the flush goes first: \(held)"); return }
+        // Audio up to the flush's frame, not a frame past it.
+        #expect(audio(held).map(\.first) == [0, 4_096] && audio(held).map(\.count) == [4_096, 904])
+        feed.endFlush(from: 5_000, resumingAt: 5_000, refusing: [])
+        append(feed, 3_000, at: 5_000, value: 0.5)
+        let after = audio(drain(feed))
+        #expect(after.count == 1 && after[0].first == 5_000 && after[0].count == 3_000 && after[0].value == 0.5, "\(after)")
+    }
+
+    @Test func aFlushUnsentWhenTheConnectionDropsIsSentOnReconnecting() {
+        let feed = SpeakerFeed(speakerCount: 1, format: Self.format)
+        _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
+        append(feed, 8_000, at: 0, value: 0.25)
+        _ = drain(feed)
+        _ = feed.beginFlush(from: 3_000)
+        feed.linkDidDisconnect(0) // before the link took the flush
+        feed.endFlush(from: 3_000, resumingAt: 3_000, refusing: [])
+        append(feed, 2_000, at: 3_000, value: 0.5)
+        // The speaker still holds the old audio to frame 8,000: it is flushed from 3,000, and sent the new.
+        let initial = feed.linkDidConnect(0, bufferEndFrame: 8_000, capacityFrames: 1_000_000, startFrame: 0)
+        #expect(initial.contains(.flush(requestID: 0, fromFrame: 3_000)), "\(initial)")
+        let after = audio(drain(feed))
+        #expect(after.first?.first == 3_000 && after.first?.value == 0.5, "\(after)")
+    }
+
+    @Test func aSpeakerThatRefusesIsFlushedFromWhereItAcceptsAndTheOthersAreSentTheAudioInBetween() {
+        let feed = SpeakerFeed(speakerCount: 2, format: Self.format)
+        for index in 0..<2 { _ = feed.linkDidConnect(index, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0) }
+        append(feed, 10_000, at: 0, value: 0.25)
+        for index in 0..<2 { while case .messages = feed.nextWork(for: index, timeout: 0.01) {} }
+        let (id, asked) = feed.beginFlush(from: 4_000)
+        feed.record(answer: true, firstUnplayedFrame: 1_000, ofRequest: id, from: 0)
+        feed.record(answer: false, firstUnplayedFrame: 6_000, ofRequest: id, from: 1)
+        let refusals = feed.refusals(of: id, asked: asked, timeout: 1) { false }
+        #expect(refusals == [1: 6_000])
+        feed.endFlush(from: 4_000, resumingAt: 6_000, refusing: [1])
+        // Speaker 0 gets 4,000..<6,000 again (the old audio: the change moved to 6,000); speaker 1 a flush from 6,000.
+        let first = audio(drain(feed))
+        #expect(first.first?.first == 4_000 && first.reduce(0) { $0 + Int($1.count) } == 2_000, "\(first)")
+        var second: [SpeakerMessage] = []
+        while case .messages(let batch) = feed.nextWork(for: 1, timeout: 0.01) { second += batch }
+        #expect(second.last == .flush(requestID: 0, fromFrame: 6_000) && audio(second).isEmpty, "\(second)")
+    }
+}
