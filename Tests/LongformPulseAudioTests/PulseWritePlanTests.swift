@@ -1,0 +1,148 @@
+@testable import LongformPulseAudio
+import Testing
+
+/// The PulseAudio route's write rules, driven event by event with no server: what it writes, from
+/// which frame, replayed or rendered, and what it learns from a flush.
+@Suite struct PulseWritePlanTests {
+    /// A route at 1,000 frames a second, mono: a full write is 1,000 frames, the first after a flush
+    /// 100, the low-water mark 100, the safety 1, the largest margin learnt 100; the server holds 2 s.
+    static let sizes = PulseWritePlan.Sizes(sampleRate: 1000, channelCount: 1, writeDuration: 1, bufferDuration: 2)
+
+    /// A plan and what a server would hold from it: each frame's last written sample. Rendered frames
+    /// are marked `pass * 100_000 + frame`, so a frame written again as it was keeps its pass.
+    struct Server {
+        var plan = PulseWritePlan(sizes: PulseWritePlanTests.sizes)
+        var samples: [Int64: Float] = [:]
+        /// The pass rendering marks its frames with; a test raises it when the renderer's queue changes.
+        var pass: Float = 1
+
+        static func mark(_ frame: Int64, pass: Float) -> Float { pass * 100_000 + Float(frame) }
+
+        /// Room for `writable` frames with `heard` heard; carries out a write and returns it.
+        mutating func room(_ writable: Int, heard: Int64, queued: Int64? = nil) -> PulseWritePlan.WriteAction {
+            let action = plan.roomToWrite(writableFrames: writable, capacityFrames: 2100, heardFrame: heard) { _ in queued }
+            guard case .write(let write) = action else { return action }
+            var buffer = [Float](repeating: .nan, count: write.frameCount)
+            let pass = pass
+            buffer.withUnsafeMutableBufferPointer { pointer in
+                plan.fill(pointer, for: write) { samples, count, frame in
+                    for index in 0..<count { samples[index] = Self.mark(frame + Int64(index), pass: pass) }
+                }
+            }
+            for (index, sample) in buffer.enumerated() { samples[write.startFrame + Int64(index)] = sample }
+            plan.wrote(write)
+            return action
+        }
+
+        /// A rewind to `target`, flushed with the server resuming at `resume`.
+        mutating func rewind(to target: Int64, resume: Int64, heard: Int64?, margin: Int64? = 20) -> PulseWritePlan.FlushOutcome? {
+            guard plan.rewindRequested(toFrame: target) == .flush else { return nil }
+            samples = samples.filter { $0.key < resume }
+            return plan.flushed(resumingAt: resume, rewindTarget: target, heardFrame: heard, rewindMarginFrames: margin)
+        }
+    }
+
+    static func write(_ start: Int64, _ count: Int, replayed: Int = 0, behind: Int = 0) -> PulseWritePlan.WriteAction {
+        .write(.init(startFrame: start, frameCount: count, replayedFrameCount: replayed, framesBeforeEnd: behind))
+    }
+
+    /// The first write is short and taken at any room; after it, the route waits for a full write's room.
+    @Test func theFirstWriteIsShortThenWritesAreFull() {
+        var server = Server()
+        #expect(server.plan.minimumWritableFrames == 1)
+        #expect(server.room(2000, heard: 0) == Self.write(0, 100))
+        #expect(server.plan.minimumWritableFrames == 1000)
+        #expect(server.room(1900, heard: 0) == Self.write(100, 1900))
+        #expect(server.plan.serverEnd == 2000)
+    }
+
+    /// With little queued, it writes up to the low-water mark ahead of the frame heard, then waits
+    /// until half of that is left.
+    @Test func withLittleQueuedItKeepsTheLowWaterMarkAndWaits() {
+        var server = Server()
+        #expect(server.room(2000, heard: 0, queued: 30) == Self.write(0, 100))
+        // 100 written, 40 heard: 60 ahead; 30 queued, and 40 more needed for the mark.
+        #expect(server.room(1000, heard: 40, queued: 30) == Self.write(100, 40))
+        #expect(server.room(1000, heard: 40, queued: 0) == .wait(untilFrameHeard: 90))
+    }
+
+    /// A rewind to frames not written yet flushes nothing.
+    @Test func aRewindPastWhatWasWrittenFlushesNothing() {
+        var server = Server()
+        _ = server.room(2000, heard: 0)
+        #expect(server.plan.rewindRequested(toFrame: 100) == .writeOn)
+        #expect(server.plan.rewindRequested(toFrame: 99) == .flush)
+    }
+
+    /// The server resumes before the rewind's target: the frames in between are written again as
+    /// they were (the renderer's queue may hold other audio there now), the rest rendered anew.
+    @Test func aFlushReplaysWhatComesBeforeTheTargetAsItWas() {
+        var server = Server()
+        _ = server.room(2000, heard: 0)
+        _ = server.room(1900, heard: 0)
+        let outcome = server.rewind(to: 530, resume: 500, heard: nil)
+        #expect(outcome == .init(rewindMarginFrames: nil, resumedAfterRewindTo: nil, framesRendered: 500))
+        server.pass = 2
+        #expect(server.plan.minimumWritableFrames == 1)
+        #expect(server.room(1500, heard: 480) == Self.write(500, 100, replayed: 30))
+        for frame in Int64(500)..<530 { #expect(server.samples[frame] == Server.mark(frame, pass: 1)) }
+        for frame in Int64(530)..<600 { #expect(server.samples[frame] == Server.mark(frame, pass: 2)) }
+        // Past the target, writes are full again and all rendered.
+        #expect(server.room(1400, heard: 490) == Self.write(600, 1400))
+    }
+
+    /// With the clock running, the first write after a flush starts two safety margins behind the
+    /// frame heard, behind the server's read index, with what was written there.
+    @Test func theFirstWriteAfterAFlushStartsBehindTheFrameHeard() {
+        var server = Server()
+        _ = server.room(2000, heard: 0)
+        _ = server.room(1900, heard: 0)
+        _ = server.rewind(to: 600, resume: 510, heard: 500)
+        server.pass = 2
+        #expect(server.plan.serverEnd == 510)
+        #expect(server.room(1500, heard: 500) == Self.write(498, 100, replayed: 100, behind: 12))
+        for frame in Int64(498)..<598 { #expect(server.samples[frame] == Server.mark(frame, pass: 1)) }
+        #expect(server.room(1500, heard: 505) == Self.write(598, 1500, replayed: 2))
+        #expect(server.samples[600] == Server.mark(600, pass: 2))
+    }
+
+    /// A first write too short to reach past the server's write index is sent at its end instead.
+    @Test func aWriteThatWouldNotReachTheReadIndexAgainIsNotSentBehind() {
+        var server = Server()
+        _ = server.room(2000, heard: 0)
+        _ = server.room(1900, heard: 0)
+        _ = server.rewind(to: 600, resume: 510, heard: 500)
+        #expect(server.room(10, heard: 500) == Self.write(510, 10, replayed: 10))
+    }
+
+    /// Where the server resumes teaches the margin: a longer reach is taken at once, a shorter one
+    /// a quarter of the way, and one beyond reason not at all.
+    @Test func eachFlushTeachesTheRewindMargin() throws {
+        var server = Server()
+        _ = server.room(2000, heard: 0)
+        _ = server.room(1900, heard: 0)
+        // Reach: 530 - 500 + 1 = 31, above the margin of 20.
+        let first = server.rewind(to: 900, resume: 530, heard: 500)
+        #expect(try #require(first).rewindMarginFrames == 31)
+        _ = server.room(1500, heard: 500)
+        // Reach 11, below 31: (3 * 31 + 11) / 4 = 26.
+        let second = server.rewind(to: 560, resume: 520, heard: 510, margin: 31)
+        #expect(try #require(second).rewindMarginFrames == 26)
+        _ = server.room(1500, heard: 500)
+        _ = server.room(1500, heard: 500)
+        // Reach 201: the server is still starting; nothing is learnt.
+        let third = server.rewind(to: 800, resume: 720, heard: 520, margin: 26)
+        #expect(try #require(third).rewindMarginFrames == nil)
+    }
+
+    /// A server that resumed past the rewind's target says so, for the timeline to follow.
+    @Test func aResumePastTheTargetIsReported() throws {
+        var server = Server()
+        _ = server.room(2000, heard: 0)
+        _ = server.room(1900, heard: 0)
+        let flushed = server.rewind(to: 500, resume: 530, heard: 520)
+        let outcome = try #require(flushed)
+        #expect(outcome.resumedAfterRewindTo == 500)
+        #expect(outcome.framesRendered == 530)
+    }
+}
