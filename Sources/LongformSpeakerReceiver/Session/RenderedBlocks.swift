@@ -39,8 +39,7 @@ struct RenderedBlocks: Sendable {
         var silentFrames: Int
         var step: Double
         /// The drift controller's state before it.
-        var rateCorrection: Double
-        var driftIntegral: Double
+        var drift: DriftCorrector
 
         /// One past its last output frame.
         var endFrame: Int64 { outputFrame + Int64(frameCount) }

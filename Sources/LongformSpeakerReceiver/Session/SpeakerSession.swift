@@ -64,12 +64,34 @@ public struct SpeakerSession: Sendable {
     public let configuration: Configuration
     /// The clock estimate.
     public private(set) var clock = NetworkClockEstimator()
+    /// How far a sender has set the session up: a hello, then a format.
+    public enum Stage: Sendable {
+        /// No sender has said hello: every message but a hello closes the connection.
+        case awaitingHello
+        /// A sender said hello (its session's id) and gave no format yet: audio is refused.
+        case greeted(sessionID: [UInt8])
+        /// The stream's format is known, and its audio goes into the buffer, sized for it. A new
+        /// session keeps the format and empties the buffer.
+        case streaming(sessionID: [UInt8], format: AudioStreamFormat, buffer: SpeakerBuffer)
+    }
+
+    /// How far a sender has set the session up.
+    public private(set) var stage = Stage.awaitingHello
     /// The current session's id, once a sender said hello.
-    public private(set) var sessionID: [UInt8]?
+    public var sessionID: [UInt8]? {
+        switch stage {
+        case .awaitingHello: nil
+        case .greeted(let id), .streaming(let id, _, _): id
+        }
+    }
     /// The stream's format, once given.
-    public private(set) var format: AudioStreamFormat?
-    /// The audio held.
-    public private(set) var buffer: SpeakerBuffer?
+    public var format: AudioStreamFormat? {
+        if case .streaming(_, let format, _) = stage { format } else { nil }
+    }
+    /// The audio held, once a format is given.
+    public var buffer: SpeakerBuffer? {
+        if case .streaming(_, _, let buffer) = stage { buffer } else { nil }
+    }
     /// The anchor the output follows.
     public private(set) var anchor: RateAnchor?
     /// An anchor that takes over at its network time (a pause or re-anchor while playing).
@@ -108,9 +130,9 @@ public struct SpeakerSession: Sendable {
     /// judged, and a status reported, against what the output can change now.
     public var changeableOutputFrame: Int64?
     /// The output's read rate over the stream's rate, minus 1: the drift correction now.
-    public private(set) var rateCorrection: Double = 0
-    /// The drift controller's integral (frames × seconds).
-    private var driftIntegral: Double = 0
+    public var rateCorrection: Double { drift.rateCorrection }
+    /// The drift correction between the output's clock and the network's.
+    private var drift = DriftCorrector()
     private var scratch: [Float] = []
     /// What a rewindable output holds and has not played (empty for other outputs).
     private var rendered = RenderedBlocks()
@@ -133,8 +155,13 @@ public struct SpeakerSession: Sendable {
         case .hello(let id, _, _):
             if id != sessionID {
                 // A new session: what the last one left is not its audio, and its clock may be another host's.
-                sessionID = id
-                buffer?.removeAll()
+                if case .streaming(_, let format, var buffer) = stage {
+                    stage = .awaitingHello // lets go of the buffer, so that emptying it copies nothing
+                    buffer.removeAll()
+                    stage = .streaming(sessionID: id, format: format, buffer: buffer)
+                } else {
+                    stage = .greeted(sessionID: id)
+                }
                 anchor = nil
                 pendingAnchor = nil
                 position = nil
@@ -149,16 +176,17 @@ public struct SpeakerSession: Sendable {
             let end = buffer.map { $0.isEmpty ? -1 : $0.endFrame } ?? -1
             return [.send(.welcome(speakerName: configuration.name, bufferCapacityFrames: capacity, bufferEndFrame: end))]
         case .format(let newFormat):
-            guard sessionID != nil else { return [.close(reason: "format before hello")] }
+            guard let sessionID else { return [.close(reason: "format before hello")] }
             if let rate = configuration.outputSampleRate, Int(newFormat.sampleRate) != rate {
                 return [.send(.error(code: 415, message: "a stream at \(newFormat.sampleRate) Hz; this speaker plays \(rate) Hz")),
                         .close(reason: "a stream at \(newFormat.sampleRate) Hz; this speaker plays \(rate) Hz")]
             }
             if newFormat != format {
-                format = newFormat
                 let frames = Int(max(configuration.bufferSeconds, 1) * Double(newFormat.sampleRate))
                 let cap = configuration.maximumBufferBytes / (Int(newFormat.channelCount) * MemoryLayout<Float>.size)
-                buffer = SpeakerBuffer(channelCount: Int(newFormat.channelCount), capacityFrames: min(frames, cap))
+                stage = .awaitingHello // the old buffer goes before the new one is allocated
+                stage = .streaming(sessionID: sessionID, format: newFormat,
+                                   buffer: SpeakerBuffer(channelCount: Int(newFormat.channelCount), capacityFrames: min(frames, cap)))
                 position = nil
                 forgetOutput()
             }
@@ -210,9 +238,9 @@ public struct SpeakerSession: Sendable {
     /// Stores audio already decoded to Float32 (interleaved, in the stream's channels): the
     /// connection decodes outside the lock the output thread waits on, then hands it over here.
     public mutating func receiveAudio(_ frames: [Float], at firstFrame: Int64) -> [Action] {
-        guard buffer != nil else { return [.close(reason: "audio before a format")] }
-        let count = frames.count / buffer!.channelCount
-        let stored = buffer!.write(frames[...], at: firstFrame)
+        guard let (count, stored) = modifyBuffer({ buffer in (frames.count / buffer.channelCount, buffer.write(frames[...], at: firstFrame)) }) else {
+            return [.close(reason: "audio before a format")]
+        }
         if let stale = staleFrom, firstFrame + Int64(stored) > stale {
             // What the output holds from `stale` on can now be rendered right.
             if let frame = rendered.outputFrame(ofMedia: stale) { requestRewind(toOutputFrame: frame) }
@@ -232,7 +260,7 @@ public struct SpeakerSession: Sendable {
         guard frame >= firstUnplayed else {
             return .flushResult(requestID: requestID, isAccepted: false, firstUnplayedFrame: firstUnplayed)
         }
-        buffer?.truncate(from: frame)
+        modifyBuffer { $0.truncate(from: frame) }
         // The output renders again from there when the resent audio comes, not at once: at once
         // it would render the gap as silence and need a second rewind.
         if rendered.outputFrame(ofMedia: frame) != nil { staleFrom = min(staleFrom ?? frame, frame) }
@@ -305,21 +333,31 @@ public struct SpeakerSession: Sendable {
 
     /// One piece: see `render`.
     private mutating func renderPiece(frameCount: Int, outputChannels: Int, heardAt localTime: UInt64, placement: OutputPlacement?) -> [Float] {
-        let before = (position: position, rateCorrection: rateCorrection, driftIntegral: driftIntegral)
+        let before = (position: position, drift: drift)
         let (output, read) = renderBlock(frameCount: frameCount, outputChannels: outputChannels, heardAt: localTime, discardsPlayed: placement == nil)
         if let placement {
             rendered.append(RenderedBlocks.Block(outputFrame: placement.frame, frameCount: frameCount, heardAt: localTime, anchor: anchor,
                                                  positionBefore: before.position, positionAfter: position, readFrom: read?.from,
                                                  silentFrames: read?.silentFrames ?? 0, step: read?.step ?? 1,
-                                                 rateCorrection: before.rateCorrection, driftIntegral: before.driftIntegral))
+                                                 drift: before.drift))
             if let read, let end = buffer?.endFrame, read.from + Double(frameCount - read.silentFrames) * read.step > Double(end) {
                 // The buffer lacked audio the block needed: rendered again when it comes.
                 staleFrom = min(staleFrom ?? end, max(end, Int64(read.from.rounded(.down))))
             }
             // Frames the output may still be asked for again stay in the buffer.
-            if let earliest = rendered.earliestReadFrame { buffer?.discard(before: Int64(earliest.rounded(.down)) - 2) }
+            if let earliest = rendered.earliestReadFrame { modifyBuffer { $0.discard(before: Int64(earliest.rounded(.down)) - 2) } }
         }
         return output
+    }
+
+    /// Runs `body` on the buffer in place, or returns nil before a format. The stage lets go of
+    /// the buffer meanwhile, so that minutes of audio are changed where they are, not copied.
+    @discardableResult
+    private mutating func modifyBuffer<Result>(_ body: (inout SpeakerBuffer) -> Result) -> Result? {
+        guard case .streaming(let id, let format, var buffer) = stage else { return nil }
+        stage = .greeted(sessionID: id)
+        defer { stage = .streaming(sessionID: id, format: format, buffer: buffer) }
+        return body(&buffer)
     }
 
     /// The output frame from which the output should render again, once; nil when nothing it
@@ -335,8 +373,7 @@ public struct SpeakerSession: Sendable {
     private mutating func restore(toOutputFrame frame: Int64) {
         guard let block = rendered.cut(at: frame) else { return }
         position = frame >= block.outputFrame ? block.position(atOutputFrame: frame) : block.positionBefore
-        rateCorrection = block.rateCorrection
-        driftIntegral = block.driftIntegral
+        drift = block.drift
         if block.anchor != anchor {
             if pendingAnchor == nil { pendingAnchor = anchor }
             anchor = block.anchor
@@ -413,12 +450,11 @@ public struct SpeakerSession: Sendable {
             // In step: continue without a seam, correcting the drift between the output's clock
             // and the network's by reading a little faster or slower.
             start = current
-            updateDriftCorrection(error: target - current, blockSeconds: Double(frameCount) / sampleRate, sampleRate: sampleRate)
+            drift.update(error: target - current, blockSeconds: Double(frameCount) / sampleRate, sampleRate: sampleRate)
         } else {
             // A start, a new anchor, a gap: jump to where the anchor says.
             start = target.rounded()
-            driftIntegral = 0
-            rateCorrection = 0
+            drift.reset()
         }
         let playedCount = frameCount - silentFrames
         var step = silentFrames > 0 ? 1 : 1 + rateCorrection
@@ -434,28 +470,11 @@ public struct SpeakerSession: Sendable {
             position = from + Double(playedCount) * step
             // Two frames stay for the interpolation of the next block (a rewindable output's
             // frames are kept until it can no longer ask for them again: `render`).
-            if discardsPlayed { buffer!.discard(before: nextFrame! - 2) }
+            if discardsPlayed, let next = nextFrame { modifyBuffer { $0.discard(before: next - 2) } }
         }
-        let samples = mix(scratch, channels: Int(format.channelCount), after: silentFrames, frameCount: frameCount, outputChannels: outputChannels)
+        let mixer = ChannelMixer(selection: configuration.channels, gain: volume.speaker * volume.group)
+        let samples = mixer.mix(scratch, channels: Int(format.channelCount), after: silentFrames, frameCount: frameCount, outputChannels: outputChannels)
         return (samples, playedCount > 0 ? (from, silentFrames, step) : nil)
-    }
-
-    /// Frames within a twentieth of a frame (1 µs) of the anchor's timeline are in step: no
-    /// correction is started for them (a correction resamples), but one under way keeps its
-    /// integral part. Not half a frame: each speaker of a pair then sat anywhere within ±11 µs of
-    /// the timeline, and the pair wandered up to 25 µs apart (docs/bench-log/2026-11-22-session10-sync-microseconds.md).
-    static let driftDeadband = 0.05
-    /// The largest correction: 1,000 ppm, far beyond any crystal's drift, and inaudible.
-    static let maximumRateCorrection = 0.001
-
-    /// A PI controller on the error between the output's position and the anchor's timeline:
-    /// critically damped with a time constant of about 2 s.
-    private mutating func updateDriftCorrection(error: Double, blockSeconds: Double, sampleRate: Double) {
-        let isOutside = abs(error) > Self.driftDeadband
-        if isOutside { driftIntegral += error * blockSeconds }
-        let proportional = isOutside ? error / sampleRate : 0
-        let integral = driftIntegral * 0.25 / sampleRate
-        rateCorrection = min(max(proportional + integral, -Self.maximumRateCorrection), Self.maximumRateCorrection)
     }
 
     /// Fills `scratch` with `count` frames read from `start`, advancing `step` frames per frame:
@@ -485,26 +504,6 @@ public struct SpeakerSession: Sendable {
                 scratch.append(((c3 * fraction + c2) * fraction + c1) * fraction + y1)
             }
         }
-    }
-
-    /// The stream's frames into the output's channels, with the volume and the channel selection.
-    private func mix(_ frames: [Float], channels: Int, after silentFrames: Int, frameCount: Int, outputChannels: Int) -> [Float] {
-        var output = [Float](repeating: 0, count: frameCount * outputChannels)
-        let gain = volume.speaker * volume.group
-        let count = frames.count / channels
-        for frame in 0..<count {
-            let source = frame * channels
-            let target = (silentFrames + frame) * outputChannels
-            switch configuration.channels {
-            case .both:
-                for channel in 0..<outputChannels { output[target + channel] = frames[source + min(channel, channels - 1)] * gain }
-            case .left:
-                output[target] = frames[source] * gain
-            case .right:
-                if outputChannels > 1 { output[target + 1] = frames[source + min(1, channels - 1)] * gain }
-            }
-        }
-        return output
     }
 
     /// Why an audio message could not be taken.
