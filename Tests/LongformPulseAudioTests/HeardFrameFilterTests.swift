@@ -2,7 +2,7 @@
 import Testing
 
 /// The PulseAudio route's clock smoothing, fed with made-up reports shaped as PulseAudio's were
-/// (docs/bench-log/2026-11-22-session10-sync-microseconds.md): a device that plays at a steady rate a little off the
+/// (commit 49ac25c): a device that plays at a steady rate a little off the
 /// nominal one, each report late by up to tens of microseconds and a frame's rounding, now and then
 /// one late by a millisecond or more (a loaded host), and once a jump.
 @Suite struct HeardFrameFilterTests {

@@ -12,7 +12,7 @@ import LongformCore
 /// itself (at about the lateness's lower quartile), alike for streams that read their reports as
 /// often. A delay-locked loop did this before: every late report moved its line, so a stereo pair
 /// on one sink wandered ±40 µs apart, and one report 0.8 ms late in the loop's quick first 20 s
-/// moved them 0.8 ms apart (docs/bench-log/2026-11-22-session10-sync-microseconds.md).
+/// moved them 0.8 ms apart (commit 49ac25c).
 ///
 /// A report more than 5 ms late or 0.3 ms early is left out. On a loaded host (a speaker being
 /// filled at 90× real time) single reports came that late, and a line started again at one of them

@@ -39,37 +39,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// belongs (the route renders again from it), so a start need only cover the next enqueue.
     public static let rewindablePrerollDuration = 0.2
 
-    private struct Request {
-        var queue: DispatchQueue
-        var block: @Sendable () -> Void
-        var generation: Int
-        var isScheduled = false
-    }
-
-    private struct State {
-        var route: any AudioRoute
-        var queue: RenderQueue
-        var status: Status = .unknown
-        var error: RenderError?
-        var volume: Float = 1
-        var isMuted = false
-        var lookAhead: Double
-        var request: Request?
-        var requestGeneration = 0
-        var enqueueCount = 0
-        /// The media frame (route units) just past the last frame rendered while playing, and the
-        /// timeline generation it was rendered under (after a jump it says nothing of the playhead).
-        var renderedMediaFrame: Int64?
-        var renderedGeneration: UInt64 = 0
-        /// Bumped when the route (and so the converted format) changes.
-        var routeGeneration = 0
-        var synchronizer: RenderSynchronizer?
-        var flushObservers: [Int: (queue: DispatchQueue, handler: @Sendable (MediaTime) -> Void)] = [:]
-        var nextObserverID = 1
-        var underrunFrames: Int64 = 0
-    }
-
-    private let state: Mutex<State>
+    private let state: Mutex<RendererState>
     /// Conversion runs outside `state`, so that the route's thread never waits for it.
     private let conversion: Mutex<(converter: StreamConverter, routeGeneration: Int)>
     /// Wakes an as-fast-as-possible route waiting for audio. The count changes with every wake-up,
@@ -79,9 +49,8 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     private var renderableCount: UInt64 = 0 // guarded by `renderable`
     private var renderableCountAtRender: UInt64 = 0 // guarded by `renderable`
     private var isDetached = false // guarded by `renderable`
-    /// Rewinds asked for inside `batchingRewinds`: how deep the batches are, the earliest frame,
-    /// and which batch it is.
-    private let rewindBatch = Mutex<(depth: Int, frame: Int64?, generation: Int)>((0, nil, 0))
+    /// The rewinds held inside `batchingRewinds`.
+    private let rewindBatch = Mutex(RewindBatch())
     /// How long a batch may hold a rewind back (its changes may open a slow file or URL).
     private static let rewindBatchDeadline = 0.01
     private let logger = Logger(label: LogLabel.renderer)
@@ -89,7 +58,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
 
     /// A renderer that plays to `route` once it is added to a synchronizer and the synchronizer's rate is set.
     public init(route: any AudioRoute) {
-        state = Mutex(State(route: route, queue: RenderQueue(channelCount: route.format.channelCount), lookAhead: route.preferredLookAhead))
+        state = Mutex(RendererState(route: route))
         conversion = Mutex((StreamConverter(outputRate: route.format.sampleRate, outputChannels: route.format.channelCount), 0))
     }
 
@@ -125,7 +94,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     }
 
     /// Whether it wants more buffers: less than the look-ahead is enqueued ahead of the playhead.
-    public var isReadyForMoreMediaData: Bool { state.withLock { Self.isReady($0) } }
+    public var isReadyForMoreMediaData: Bool { state.withLock { $0.isReadyForMoreMediaData } }
 
     /// Seconds to enqueue before starting: `prerollDuration`, or `rewindablePrerollDuration` on a rewindable route.
     public var preferredPrerollDuration: Double {
@@ -133,7 +102,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     }
 
     /// Whether enough is enqueued to start without a stutter: the preroll, or everything there will be.
-    public var hasSufficientMediaDataForReliablePlaybackStart: Bool { state.withLock { Self.hasSufficientData($0) } }
+    public var hasSufficientMediaDataForReliablePlaybackStart: Bool { state.withLock { $0.hasSufficientMediaDataForReliablePlaybackStart } }
 
     /// Frames of silence played because no audio was enqueued where the timeline needed it.
     public var underrunFrameCount: Int64 { state.withLock { $0.underrunFrames } }
@@ -178,7 +147,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
         state.withLock { state in
             state.requestGeneration += 1
-            state.request = Request(queue: queue, block: block, generation: state.requestGeneration)
+            state.request = RendererState.Request(queue: queue, block: block, generation: state.requestGeneration)
         }
         scheduleRequestIfReady()
     }
@@ -245,7 +214,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// before the renderer is added to a synchronizer.
     public var playheadTime: MediaTime? {
         state.withLock { state in
-            Self.playheadFrame(state).map { MediaTime(value: $0, timescale: Int32(state.route.format.sampleRate)) }
+            state.playheadFrame.map { MediaTime(value: $0, timescale: Int32(state.route.format.sampleRate)) }
         }
     }
 
@@ -256,7 +225,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
                 let sampleRate = Int32(state.route.format.sampleRate)
                 var time = requested
                 var isAtPlayhead = false
-                if let playhead = Self.playheadFrame(state).map({ MediaTime(value: $0, timescale: sampleRate) }), time < playhead {
+                if let playhead = state.playheadFrame.map({ MediaTime(value: $0, timescale: sampleRate) }), time < playhead {
                     guard orPlayheadIfLater else { return nil }
                     time = playhead
                     isAtPlayhead = true
@@ -308,46 +277,26 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// seek is a pause, a flush, an enqueue and a start, and a route that flushes a server stream
     /// for each would be heard later. Rewinds other threads ask for meanwhile wait for the end too.
     public func batchingRewinds<Result>(_ changes: () throws -> Result) rethrows -> Result {
-        let started = rewindBatch.withLock { batch -> Int? in
-            batch.depth += 1
-            guard batch.depth == 1 else { return nil }
-            batch.generation += 1
-            return batch.generation
-        }
-        if let started {
+        if let started = rewindBatch.withLock({ $0.begin() }) {
             // A batch that takes long (opening a slow file) lets what it asked for so far be heard.
             DispatchQueue.global().asyncAfter(deadline: .now() + Self.rewindBatchDeadline) { [weak self] in
                 self?.postPendingRewind(ofBatch: started)
             }
         }
         defer {
-            let frame = rewindBatch.withLock { batch -> Int64? in
-                batch.depth -= 1
-                guard batch.depth == 0, let frame = batch.frame else { return nil }
-                batch.frame = nil
-                return frame
-            }
-            if let frame, let route = rewindableRouteDrivingTimeline() { route.rewind(toFrame: frame) }
+            if let frame = rewindBatch.withLock({ $0.end() }), let route = rewindableRouteDrivingTimeline() { route.rewind(toFrame: frame) }
         }
         return try changes()
     }
 
     private func postPendingRewind(ofBatch generation: Int) {
-        let frame = rewindBatch.withLock { batch -> Int64? in
-            guard batch.generation == generation, batch.depth > 0, let frame = batch.frame else { return nil }
-            batch.frame = nil
-            return frame
+        if let frame = rewindBatch.withLock({ $0.deadlinePassed(ofBatch: generation) }), let route = rewindableRouteDrivingTimeline() {
+            route.rewind(toFrame: frame)
         }
-        if let frame, let route = rewindableRouteDrivingTimeline() { route.rewind(toFrame: frame) }
     }
 
     private func requestRewind(of route: any RewindableRoute, toFrame frame: Int64) {
-        let isDeferred = rewindBatch.withLock { batch -> Bool in
-            guard batch.depth > 0 else { return false }
-            batch.frame = min(batch.frame ?? frame, frame)
-            return true
-        }
-        if !isDeferred { route.rewind(toFrame: frame) }
+        if let frame = rewindBatch.withLock({ $0.request(toFrame: frame) }) { route.rewind(toFrame: frame) }
     }
 
     /// Calls `handler` on `queue` with the time of the first discarded sample whenever the renderer
@@ -376,7 +325,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     public func setRoute(_ newRoute: any AudioRoute) throws(RouteError) {
         let (oldRoute, synchronizer) = state.withLock { ($0.route, $0.synchronizer) }
         // A rewind held back for the old route means nothing on the new one.
-        if oldRoute !== newRoute { rewindBatch.withLock { $0.frame = nil } }
+        if oldRoute !== newRoute { rewindBatch.withLock { $0.forgetPending() } }
         let flushTime: MediaTime
         if oldRoute === newRoute {
             flushTime = flushFromPlayhead(notBefore: .zero)
@@ -447,14 +396,8 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// The route, when it can rewind and its clock is the timeline's (ticks are its frames).
     private func rewindableRouteDrivingTimeline() -> (any RewindableRoute)? {
         let (route, synchronizer) = state.withLock { ($0.route, $0.synchronizer) }
-        guard let rewindable = route as? any RewindableRoute, Self.rewinds(route, timelineOf: synchronizer?.timebase) else { return nil }
+        guard let rewindable = route as? any RewindableRoute, RendererState.rewinds(route, timelineOf: synchronizer?.timebase) else { return nil }
         return rewindable
-    }
-
-    /// Whether `route` can rewind (its clock has a margin) and its clock is `timebase`'s.
-    private static func rewinds(_ route: any AudioRoute, timelineOf timebase: Timebase?) -> Bool {
-        guard route.clock.canRewind, let clock = timebase?.clock as? RouteTimebaseClock else { return false }
-        return clock.clock === route.clock
     }
 
     // MARK: - RouteRenderSource
@@ -515,7 +458,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
                     guard let end = state.queue.endFrame, end > mediaFrame else { return true }
                     span = min(span, Int(end - mediaFrame))
                 }
-                let wasReady = Self.isReady(state)
+                let wasReady = state.isReadyForMoreMediaData
                 let covered = state.queue.read(into: destination, from: mediaFrame, count: span, retainingFrom: retainedFrame)
                 if covered < span && !isFast {
                     becameReady = true // starved: ask again, whatever the last readiness change was
@@ -523,7 +466,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
                 }
                 state.renderedMediaFrame = mediaFrame + Int64(span)
                 state.renderedGeneration = generation
-                if !wasReady && Self.isReady(state) { becameReady = true }
+                if !wasReady && state.isReadyForMoreMediaData { becameReady = true }
                 let gain: Float = state.isMuted ? 0 : state.volume
                 if gain != 1 {
                     for index in 0..<(span * channels) { destination[index] *= gain }
@@ -555,7 +498,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// `Int64.max` (keep nothing played) on other routes.
     private func retainedMediaFrame(_ timebase: Timebase) -> Int64 {
         let route = state.withLock { $0.route }
-        guard Self.rewinds(route, timelineOf: timebase) else { return .max }
+        guard RendererState.rewinds(route, timelineOf: timebase) else { return .max }
         let sampleRate = Int64(route.format.sampleRate)
         return timebase.earliestTime(fromTick: route.clock.currentFrame() - sampleRate)
             .convertScale(Int32(sampleRate), method: .roundTowardNegativeInfinity).value
@@ -618,46 +561,10 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         logger.error("renderer failed: \(message)")
     }
 
-    /// The first media frame the route has not been handed yet: what was last rendered, if the
-    /// timeline has not changed since; otherwise where the next render will start (also paused).
-    /// On a rewindable route: the frame heard plus the route's margin (what it holds beyond can be taken back).
-    private static func playheadFrame(_ state: State) -> Int64? {
-        guard let timebase = state.synchronizer?.timebase else { return nil }
-        let sampleRate = state.route.format.sampleRate
-        let tick: Int64
-        if rewinds(state.route, timelineOf: timebase) {
-            // What a rewindable route holds can still be taken back: only what it is about to play counts.
-            tick = state.route.clock.earliestChangeableFrame()
-        } else {
-            if let rendered = state.renderedMediaFrame, state.renderedGeneration == timebase.generation { return rendered }
-            // Frames a render has claimed count as handed over, even before the route says so.
-            tick = max(state.route.clock.framesRendered, timebase.renderClaim)
-        }
-        return timebase.segment(forTick: tick).segment.time(atTick: tick, ticksPerSecond: Int64(sampleRate))
-            .convertScale(Int32(sampleRate), method: .roundHalfAwayFromZero).value
-    }
-
-    private static func framesAhead(_ state: State) -> Int64 {
-        guard let end = state.queue.endFrame, let start = state.queue.startFrame else { return 0 }
-        return end - max(start, playheadFrame(state) ?? start)
-    }
-
-    private static func isReady(_ state: State) -> Bool {
-        guard state.status != .failed else { return false }
-        let seconds = Double(framesAhead(state)) / Double(state.route.format.sampleRate)
-        return seconds < state.lookAhead && state.queue.byteCount < maximumQueuedBytes
-    }
-
-    private static func hasSufficientData(_ state: State) -> Bool {
-        if state.request == nil { return true }
-        let seconds = Double(framesAhead(state)) / Double(state.route.format.sampleRate)
-        return seconds >= min(state.route.clock.canRewind ? rewindablePrerollDuration : prerollDuration, state.lookAhead * 0.9)
-    }
-
     /// Runs the request block on its queue if the renderer is ready and no call is already scheduled.
     private func scheduleRequestIfReady(after delay: Double = 0) {
-        let scheduled = state.withLock { state -> Request? in
-            guard var request = state.request, !request.isScheduled, Self.isReady(state) else { return nil }
+        let scheduled = state.withLock { state -> RendererState.Request? in
+            guard var request = state.request, !request.isScheduled, state.isReadyForMoreMediaData else { return nil }
             request.isScheduled = true
             state.request = request
             return request
@@ -676,7 +583,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             guard var request = state.request, request.generation == generation else { return (nil, 0) }
             request.isScheduled = false
             state.request = request
-            return (Self.isReady(state) ? request.block : nil, state.enqueueCount)
+            return (state.isReadyForMoreMediaData ? request.block : nil, state.enqueueCount)
         }
         guard let block else { return }
         block()
