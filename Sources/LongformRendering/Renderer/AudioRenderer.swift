@@ -402,26 +402,19 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
 
     // MARK: - RouteRenderSource
 
+    /// Fills `buffer` for a real-time route: the frames the timeline plays from `routeFrame` on,
+    /// silence where it stands still or no audio is queued (an underrun, counted).
     public func render(into buffer: UnsafeMutableBufferPointer<Float>, frameCount: Int, atRouteFrame routeFrame: Int64) -> Int {
-        renderable.lock()
-        renderableCountAtRender = renderableCount
-        renderable.unlock()
-        let (synchronizer, isFast, channels) = state.withLock { ($0.synchronizer, $0.route.pacing == .asFastAsPossible, $0.route.format.channelCount) }
+        let (synchronizer, channels) = state.withLock { ($0.synchronizer, $0.route.format.channelCount) }
         guard let synchronizer else {
-            if isFast { return 0 }
             buffer.update(repeating: 0)
             return frameCount
         }
         let timebase = synchronizer.timebase
         let retainedFrame = retainedMediaFrame(timebase)
-        // As fast as possible, observers due at the current position (one added exactly at the
-        // playhead) fire before the audio moves on.
-        if isFast { synchronizer.evaluateObservers(waitingForCompletion: true) }
-        // Read after the observers, which may have changed the timeline.
         let generation = timebase.generation
         var produced = 0
         var becameReady = false
-        // Ticks not rendered after all (an as-fast-as-possible route stopping early) are released.
         defer { timebase.releaseRenderClaim(downTo: routeFrame + Int64(produced)) }
         while produced < frameCount {
             let frame = routeFrame + Int64(produced)
@@ -430,62 +423,95 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             if let nextChange, nextChange > frame { span = min(span, Int(nextChange - frame)) }
             let destination = UnsafeMutableBufferPointer(rebasing: buffer[(produced * channels)...])
             if segment.rate == 0 {
-                if isFast { break }
                 destination.baseAddress!.update(repeating: 0, count: span * channels)
                 produced += span
                 continue
             }
-            let sampleRate = Int32(timebase.clock.ticksPerSecond)
-            let mediaFrame = segment.time.convertScale(sampleRate, method: .roundHalfAwayFromZero).value + (frame - segment.anchorTick)
-            // Read before the boundaries: a client adds its last boundary before it stops
-            // requesting, so a request seen ended means that boundary is seen too.
-            let isRequesting = isFast && state.withLock { $0.request != nil }
-            if isFast {
-                // Stop at the first frame whose exact timeline time reaches the next boundary (the
-                // timeline may sit between frames after a seek to an off-grid time).
-                let now = segment.time(atTick: frame, ticksPerSecond: Int64(sampleRate))
-                // A boundary added exactly here after the observers were evaluated above (a client's
-                // last, added as it finished enqueueing) fires first: the next call evaluates it.
-                if synchronizer.hasNewBoundary(at: now) { break }
-                if let boundary = synchronizer.nextBoundary(after: now) {
-                    let frames = (boundary - now).convertScale(sampleRate, method: .roundTowardPositiveInfinity).value
-                    if frames > 0 { span = min(span, Int(frames)) }
-                }
-            }
-            let stop = state.withLock { state -> Bool in
-                if isRequesting {
-                    // More audio may still come: render only what is queued, and wait for the rest.
-                    guard let end = state.queue.endFrame, end > mediaFrame else { return true }
-                    span = min(span, Int(end - mediaFrame))
-                }
-                let wasReady = state.isReadyForMoreMediaData
-                let covered = state.queue.read(into: destination, from: mediaFrame, count: span, retainingFrom: retainedFrame)
-                if covered < span && !isFast {
-                    becameReady = true // starved: ask again, whatever the last readiness change was
-                    state.underrunFrames += Int64(span - covered)
-                }
-                state.renderedMediaFrame = mediaFrame + Int64(span)
-                state.renderedGeneration = generation
-                if !wasReady && state.isReadyForMoreMediaData { becameReady = true }
-                let gain: Float = state.isMuted ? 0 : state.volume
-                if gain != 1 {
-                    for index in 0..<(span * channels) { destination[index] *= gain }
-                }
-                return false
-            }
-            if stop {
-                // Waiting for audio: make sure the client is being asked for it. A request can miss
-                // a change to "ready" that came from another thread; the route must never wait on that.
+            let mediaFrame = segment.time.convertScale(Int32(timebase.clock.ticksPerSecond), method: .roundHalfAwayFromZero).value + (frame - segment.anchorTick)
+            if readQueue(into: destination, fromMediaFrame: mediaFrame, count: span, retainingFrom: retainedFrame, generation: generation, countsUnderrun: true) {
                 becameReady = true
-                break
             }
             produced += span
-            // As fast as possible, a call ends at the first cut (a boundary, a segment change, the end
-            // of queued audio), so that the route writes and fires observers before going on.
-            if isFast { break }
         }
         if becameReady { scheduleRequestIfReady() }
         return produced
+    }
+
+    /// Fills `buffer` for an as-fast-as-possible route (through its `OfflineRenderDriver`): up to
+    /// `frameCount` frames, ending at the first cut (the next time observer's boundary, a change of
+    /// the timeline's segment, the end of the audio queued while more may come), so that the driver
+    /// writes and runs the observers before going on; 0 when it should wait (the timeline stands
+    /// still, or the audio for `routeFrame` is not queued yet).
+    func renderAsFastAsPossible(into buffer: UnsafeMutableBufferPointer<Float>, frameCount: Int, atRouteFrame routeFrame: Int64) -> Int {
+        renderable.lock()
+        renderableCountAtRender = renderableCount
+        renderable.unlock()
+        guard let synchronizer = state.withLock({ $0.synchronizer }) else { return 0 }
+        let timebase = synchronizer.timebase
+        let generation = timebase.generation
+        var produced = 0
+        // Ticks not rendered after all are released.
+        defer { timebase.releaseRenderClaim(downTo: routeFrame + Int64(produced)) }
+        let (segment, nextChange) = timebase.segmentForRendering(fromTick: routeFrame, count: frameCount)
+        var span = frameCount
+        if let nextChange, nextChange > routeFrame { span = min(span, Int(nextChange - routeFrame)) }
+        guard segment.rate != 0 else { return 0 }
+        let sampleRate = Int32(timebase.clock.ticksPerSecond)
+        let mediaFrame = segment.time.convertScale(sampleRate, method: .roundHalfAwayFromZero).value + (routeFrame - segment.anchorTick)
+        // Read before the boundaries: a client adds its last boundary before it stops requesting,
+        // so a request seen ended means that boundary is seen too.
+        let isRequesting = state.withLock { $0.request != nil }
+        // Stop at the first frame whose exact timeline time reaches the next boundary (the timeline
+        // may sit between frames after a seek to an off-grid time).
+        let now = segment.time(atTick: routeFrame, ticksPerSecond: Int64(sampleRate))
+        // A boundary added exactly here after the driver ran the observers (a client's last, added
+        // as it finished enqueueing) fires first: the driver runs them again before the next call.
+        if synchronizer.hasNewBoundary(at: now) { return 0 }
+        if let boundary = synchronizer.nextBoundary(after: now) {
+            let frames = (boundary - now).convertScale(sampleRate, method: .roundTowardPositiveInfinity).value
+            if frames > 0 { span = min(span, Int(frames)) }
+        }
+        if isRequesting {
+            // More audio may still come: render only what is queued, and wait for the rest.
+            guard let end = state.withLock({ $0.queue.endFrame }), end > mediaFrame else {
+                // Waiting for audio: make sure the client is being asked for it. A request can miss
+                // a change to "ready" that came from another thread; the route must never wait on that.
+                scheduleRequestIfReady()
+                return 0
+            }
+            span = min(span, Int(end - mediaFrame))
+        }
+        if readQueue(into: buffer, fromMediaFrame: mediaFrame, count: span, retainingFrom: .max, generation: generation, countsUnderrun: false) {
+            scheduleRequestIfReady()
+        }
+        produced = span
+        return produced
+    }
+
+    /// Copies `count` frames of queued audio from `mediaFrame` into `destination` at the gain (and
+    /// silence where none is queued), and notes them as handed to the route; returns whether the
+    /// renderer became ready for more (or, with `countsUnderrun`, starved: ask again whatever the
+    /// last readiness change was).
+    private func readQueue(into destination: UnsafeMutableBufferPointer<Float>, fromMediaFrame mediaFrame: Int64, count: Int,
+                           retainingFrom retainedFrame: Int64, generation: UInt64, countsUnderrun: Bool) -> Bool {
+        state.withLock { state -> Bool in
+            var becameReady = false
+            let channels = state.route.format.channelCount
+            let wasReady = state.isReadyForMoreMediaData
+            let covered = state.queue.read(into: destination, from: mediaFrame, count: count, retainingFrom: retainedFrame)
+            if covered < count && countsUnderrun {
+                becameReady = true
+                state.underrunFrames += Int64(count - covered)
+            }
+            state.renderedMediaFrame = mediaFrame + Int64(count)
+            state.renderedGeneration = generation
+            if !wasReady && state.isReadyForMoreMediaData { becameReady = true }
+            let gain: Float = state.isMuted ? 0 : state.volume
+            if gain != 1 {
+                for index in 0..<(count * channels) { destination[index] *= gain }
+            }
+            return becameReady
+        }
     }
 
     /// On a rewindable route, the earliest media frame the timeline plays from a second ago on:
@@ -527,17 +553,22 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         return (segment.rate, nextChange)
     }
 
-    public var isTimelineStopped: Bool {
+    /// Whether the timeline stands still (rate 0, or no synchronizer): an as-fast-as-possible
+    /// route with an action scheduled at a later frame writes silence up to it instead of waiting.
+    var isTimelineStopped: Bool {
         guard let synchronizer = state.withLock({ $0.synchronizer }) else { return true }
         return synchronizer.timebase.rate == 0
     }
 
-    public func routeDidAdvance(toFrame frame: Int64) {
-        let synchronizer = state.withLock { $0.synchronizer }
-        synchronizer?.evaluateObservers(waitingForCompletion: true)
+    /// Runs the time observers due at the timeline's position and waits for their blocks, for an
+    /// as-fast-as-possible route between two writes; stops waiting once `isAbandoned` turns true
+    /// (a block that stops the route: a route change, the renderer removed).
+    func runDueObservers(abandoningIf isAbandoned: () -> Bool) {
+        state.withLock { $0.synchronizer }?.evaluateObservers(waitingUnless: isAbandoned)
     }
 
-    public func waitForRenderableAudio(timeoutSeconds: Double) {
+    /// Blocks an as-fast-as-possible route until there may be audio to render, or `timeoutSeconds` pass.
+    func waitForRenderableAudio(timeoutSeconds: Double) {
         let deadline = Date(timeIntervalSinceNow: timeoutSeconds)
         renderable.lock()
         while !isDetached && renderableCount == renderableCountAtRender && renderable.wait(until: deadline) {}

@@ -45,19 +45,14 @@ public protocol RewindableRoute: AudioRoute {
     func rewind(toFrame frame: Int64)
 }
 
-/// What a route pulls audio from: the renderer.
+/// What a route pulls audio from: the renderer. `render` is the one thing every route needs; the
+/// rest serve real-time routes that take audio back or send the timeline on (rewindable routes, a
+/// network speaker), and have defaults for a source that has no timeline. An as-fast-as-possible
+/// route pulls through an `OfflineRenderDriver` instead, which needs nothing more from it.
 public protocol RouteRenderSource: AnyObject, Sendable {
-    /// Fills `buffer` with up to `frameCount` interleaved frames that start at route frame `routeFrame`.
-    /// A real-time route always gets `frameCount` frames (silence where there is no audio); an
-    /// as-fast-as-possible route may get fewer, or 0 when it should wait (`waitForRenderableAudio`).
+    /// Fills `buffer` with `frameCount` interleaved frames that start at route frame `routeFrame`
+    /// (silence where there is no audio); returns `frameCount`.
     func render(into buffer: UnsafeMutableBufferPointer<Float>, frameCount: Int, atRouteFrame routeFrame: Int64) -> Int
-    /// Called by an as-fast-as-possible route after it has written frames; fires time observers in order.
-    func routeDidAdvance(toFrame frame: Int64)
-    /// Whether the timeline stands still (rate 0, or no synchronizer): an as-fast-as-possible route
-    /// that has an action scheduled at a later frame writes silence up to it instead of waiting.
-    var isTimelineStopped: Bool { get }
-    /// Blocks an as-fast-as-possible route until there may be audio to render, or `timeoutSeconds` pass.
-    func waitForRenderableAudio(timeoutSeconds: Double)
     /// Called by a rewindable route that resumed at `frame` after a rewind to `target` (later, as
     /// its thread came late or its device could not take back that much): timeline changes placed
     /// in between move to `frame`, so that what was heard meanwhile stays the truth.
@@ -71,6 +66,15 @@ public protocol RouteRenderSource: AnyObject, Sendable {
     /// planned): a route that sends anchors instead of silence (a network speaker) sends "rate 0"
     /// for a pause and does not render it, and starts again where the rate does.
     func timelineRate(atRouteFrame routeFrame: Int64) -> (rate: Double, nextChangeFrame: Int64?)
+}
+
+extension RouteRenderSource {
+    /// No timeline to move: nothing to do.
+    public func routeDidResume(atFrame frame: Int64, afterRewindTo target: Int64) {}
+    /// Unknown: what renders may change at any time.
+    public func queuedFrameCount(fromRouteFrame routeFrame: Int64) -> Int64? { nil }
+    /// Playing at rate 1, no change planned.
+    public func timelineRate(atRouteFrame routeFrame: Int64) -> (rate: Double, nextChangeFrame: Int64?) { (1, nil) }
 }
 
 /// Why a route could not open or play.
@@ -131,8 +135,8 @@ public protocol NowPlayingRoute: AudioRoute {
     func nowPlayingDidChange(_ info: NowPlayingInfo)
 }
 
-/// A route that can run an action at an exact output frame: the as-fast-as-possible WAV route,
-/// on which scripted edits take effect at the frame they name.
+/// A route that can run an action at an exact output frame: the WAV route, on which scripted
+/// edits take effect at the frame they name.
 public protocol FrameActionRoute: AudioRoute {
     /// Runs `action` on the route's thread when the output reaches `frame`, before any later frame
     /// is rendered; actions at one frame run in the order they were added.

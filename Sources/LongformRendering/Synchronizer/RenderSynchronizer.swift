@@ -309,9 +309,22 @@ public final class RenderSynchronizer: @unchecked Sendable {
         state.withLock { $0.schedule.hasNewBoundary(at: time) }
     }
 
-    /// Fires the observers that are due. An as-fast-as-possible route waits for their blocks,
-    /// so that what they do takes effect at exactly the frame they fired at.
-    func evaluateObservers(waitingForCompletion: Bool) {
+    /// Fires the observers that are due, on their queues.
+    func evaluateObservers() {
+        _ = fireDueObservers()
+    }
+
+    /// Fires the observers that are due and waits for their blocks (an as-fast-as-possible route's
+    /// driver, between two writes), so that what they do takes effect at exactly the frame they
+    /// fired at, until they are done or `isAbandoned` turns true (checked every 10 ms: a block that
+    /// stops the route must not wait for the route).
+    func evaluateObservers(waitingUnless isAbandoned: () -> Bool) {
+        guard let group = fireDueObservers() else { return }
+        while group.wait(timeout: .now() + 0.01) == .timedOut && !isAbandoned() {}
+    }
+
+    /// Fires the observers that are due; returns the group their blocks run in, nil if none was due.
+    private func fireDueObservers() -> DispatchGroup? {
         let time = timebase.currentTime()
         let generation = timebase.generation
         let rate = timebase.rate
@@ -321,7 +334,7 @@ public final class RenderSynchronizer: @unchecked Sendable {
                 state.observers[firing.id].map { (firing.id, $0, firing.time) }
             }
         }
-        guard !due.isEmpty else { return }
+        guard !due.isEmpty else { return nil }
         let group = DispatchGroup()
         for (id, observer, firingTime) in due {
             let block = observer.block
@@ -331,7 +344,7 @@ public final class RenderSynchronizer: @unchecked Sendable {
                 block(firingTime)
             }
         }
-        if waitingForCompletion { group.wait() }
+        return group
     }
 
     /// Arms the observer timer for when the next observer is due (at most `maximumObserverSleep`
@@ -360,7 +373,7 @@ public final class RenderSynchronizer: @unchecked Sendable {
                 timer.setEventHandler { [weak self] in
                     guard let self else { return }
                     self.state.withLock { $0.needsEvaluation = false }
-                    self.evaluateObservers(waitingForCompletion: false)
+                    self.evaluateObservers()
                     self.updateTimer()
                 }
                 timer.schedule(deadline: .now() + delay, leeway: .microseconds(500))

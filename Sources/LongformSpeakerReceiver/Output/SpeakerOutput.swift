@@ -35,10 +35,6 @@ final class SpeakerOutput: RouteRenderSource, @unchecked Sendable {
         return frameCount
     }
 
-    func routeDidAdvance(toFrame frame: Int64) {}
-    var isTimelineStopped: Bool { false }
-    func waitForRenderableAudio(timeoutSeconds: Double) {}
-    func routeDidResume(atFrame frame: Int64, afterRewindTo target: Int64) {}
     /// A route that can take back what it holds renders the audio the speaker has (seconds on
     /// PulseAudio; changes reach it by rewinds), and no silence past it while more is coming; one
     /// that cannot holds little.
@@ -46,5 +42,4 @@ final class SpeakerOutput: RouteRenderSource, @unchecked Sendable {
         guard route is any RewindableRoute else { return lookAheadFrames }
         return session.withLock { $0.playableFrameCount }
     }
-    func timelineRate(atRouteFrame routeFrame: Int64) -> (rate: Double, nextChangeFrame: Int64?) { (1, nil) }
 }
