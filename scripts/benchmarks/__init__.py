@@ -1,0 +1,43 @@
+"""Longform's benchmarks, each beside a peer measured in the same run, with the ratio.
+
+1. Render throughput: ~20 minutes of music (FLAC, MP3, AAC) rendered to a float WAV, against
+   ffmpeg decoding and concatenating the same files to the same WAV.
+2. CPU time per minute of real-time playback to the null and PulseAudio routes, against mpd
+   playing the same files to its null and PulseAudio outputs: each program's whole CPU time in
+   nanoseconds from a control group it starts in, the median of alternating runs.
+3. Peak memory with 5 minutes of look-ahead enqueued, against twice the PCM size of 5 minutes.
+4. Command latency: the time from a command (play from stopped, next, seek, remove the current
+   item) to the first sample of its effect coming out of the route, on the null and PulseAudio
+   routes, against mpd's fifo (paced like its null output, but observable) and PulseAudio outputs;
+   and the trials whose recording lacks the effect's first frames (the items number their frames).
+5. `longform serve`: the time from a playlist edit to its event reaching each of 100 event-stream
+   clients, and the latency of playlist edits sent at 100 per second, alone and with the 100
+   clients connected (each edit then goes out to all of them), against mpd's `idle` clients and
+   its `addid`/`deleteid` on the same files.
+
+6. Speakers: two `longform speaker` processes, a stereo pair (one plays the left channel, one the
+   right) into one PulseAudio null sink, fed by `longform play` on a `speaker:` route; the sink's
+   monitor is recorded and the channels cross-correlated second by second: the offset between the
+   speakers as a listener would hear it, not as they report it. Once on loopback, once more for
+   each jitter of `--jitter` with the sender in a network namespace behind `scripts/impair`; then
+   Snapcast's pair (snapserver and two snapclients, each on one channel through a mono remap sink)
+   on the same sink and music.
+7. Speakers' command latency: `longform serve` on a `speaker:` route to three `longform speaker`
+   processes, each playing to a null sink of its own (a room), against Snapcast (mpd's fifo output
+   into snapserver's pipe source, three snapclients on the same sinks): the time from pause, play
+   and skip to their effect heard in all three rooms (each sink's monitor recorded by parec).
+
+8. Speakers' longest cut: one `longform speaker` here, its sender in a network namespace; once
+   the route's look-ahead (`--cut-lookahead`, default 180 s) is sent, the veth link is cut for that
+   long and 20 s more, then restored for 30 s. The speaker's sink is recorded: the seconds it played on
+   before its first gap, and how soon after the restore it sounded again; against a snapclient
+   whose snapserver is in the namespace, cut for 20 s.
+9. Speakers one sender feeds: `longform play` on a `speaker:` route to 1, 4, 16, 64 speakers
+   (`--fan-out`), each writing what it plays to a WAV file in real time: the fill of the whole
+   group, the sender's CPU per minute of playing (over 30 s) and its memory, the speakers' CPU, and how many
+   played without a gap (a count with a gap ends the climb); against snapserver feeding as many
+   snapclients (each writing to a file).
+
+Usage: scripts/bench [--seconds N] [--cpu-runs N] [--trials N] [--only playback|latency|server|speakers|speaker-latency|speaker-cut|speaker-fan-out]
+                     [--sync-seconds N] [--jitter MS[,MS...]] [--cut-lookahead S] [--fan-out N[,N...]]
+"""

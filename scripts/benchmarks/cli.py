@@ -1,0 +1,111 @@
+"""The bench's command line: parses the options (`scripts/bench --help`), prepares the binaries and
+the test music, runs the figures asked for (all of them by default), prints each as it goes and
+the whole as JSON at the end."""
+import argparse, json, os, platform, statistics, subprocess, tempfile, time
+from . import __doc__ as DESCRIPTION  # the package's docstring: the figures, for --help
+from .common import prepare, start_pulse, latency_items
+from .figures.latency import longform_latency, latency_figures, describe_latency
+from .figures.memory import lookahead_memory
+from .figures.playback import longform_playback
+from .figures.render import render_throughput
+from .figures.server import server_figures
+from .figures.speaker_cut import speaker_cut
+from .figures.speaker_fan_out import speaker_fan_out
+from .figures.speaker_latency import speaker_latency
+from .figures.speaker_sync import speaker_sync
+from .peers.mpd import mpd_playback, mpd_latency
+
+
+def main():
+    parser = argparse.ArgumentParser(description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=int, default=60, help="seconds of playback each CPU figure is measured over")
+    parser.add_argument("--cpu-runs", type=int, default=3, help="alternating runs of each player in the CPU figures (the median is printed)")
+    parser.add_argument("--trials", type=int, default=5, help="trials of each command in the latency figures (the median is printed)")
+    parser.add_argument("--only", choices=["playback", "latency", "server", "speakers", "speaker-latency", "speaker-cut", "speaker-fan-out"],
+                        help="run only the CPU, latency, serve, speaker sync, speaker command-latency, speaker cut or speaker fan-out figures")
+    parser.add_argument("--sync-seconds", type=int, default=600, help="seconds of music the speakers' sync is measured over")
+    parser.add_argument("--jitter", default=[0.0, 5.0], type=lambda text: [float(value) for value in text.split(",")], help="the network jitter (ms, comma-separated) the speakers' sync is measured with")
+    parser.add_argument("--cut-lookahead", type=int, default=180, help="the speaker route's look-ahead (s) in the cut figure: the cut lasts that long and 20 s more")
+    parser.add_argument("--fan-out", default=[1, 4, 16, 64], type=lambda text: [int(value) for value in text.split(",")], help="the numbers of speakers (comma-separated) one sender feeds in the fan-out figure")
+    arguments = parser.parse_args()
+    items = prepare()
+    results = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+               + subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()}
+    everything = arguments.only is None
+    with tempfile.TemporaryDirectory(prefix="longform-bench-") as work:
+        if arguments.only == "server":
+            results["server"] = server_figures(items, work)
+            print(json.dumps(results, indent=2))
+            return
+        if arguments.only == "speakers":
+            results["speakers"] = speaker_sync(items, work, arguments.sync_seconds, arguments.jitter)
+            print(json.dumps(results, indent=2))
+            return
+        if arguments.only == "speaker-latency":
+            results["speaker_latency"] = speaker_latency(work, arguments.trials)
+            print(json.dumps(results, indent=2))
+            return
+        if arguments.only == "speaker-cut":
+            results["speaker_cut"] = speaker_cut(items, work, arguments.cut_lookahead)
+            print(json.dumps(results, indent=2))
+            return
+        if arguments.only == "speaker-fan-out":
+            results["speaker_fan_out"] = speaker_fan_out(items, work, arguments.fan_out)
+            print(json.dumps(results, indent=2))
+            return
+        if everything:
+            results["render"] = render_throughput(items, work)
+            print(f"render: {results['render']['audio_seconds']} s of audio: longform {results['render']['longform_wall']} s, "
+                  f"ffmpeg {results['render']['ffmpeg_wall']} s, ffmpeg/longform {results['render']['ratio_wall']}", flush=True)
+        server, address = start_pulse(work)
+        try:
+            env = dict(os.environ, PULSE_SERVER=address)
+            playback = {}
+            for name, ours, theirs in [("null", lambda: longform_playback(items, "null", arguments.seconds, env),
+                                        lambda: mpd_playback(items, work, "null", arguments.seconds)),
+                                       ("pulse", lambda: longform_playback(items, "pulse:bench", arguments.seconds, env),
+                                        lambda: mpd_playback(items, work, "pulse", arguments.seconds, address))] if everything or arguments.only == "playback" else []:
+                # Alternating runs of each, so that a machine busier in one stretch weighs on both.
+                runs = [(ours(), theirs()) for _ in range(arguments.cpu_runs)]
+                longform, mpd = statistics.median(run[0] for run in runs), statistics.median(run[1] for run in runs)
+                playback[name] = {"longform_cpu_seconds_per_minute": round(longform, 3), "mpd_cpu_seconds_per_minute": round(mpd, 3),
+                                  "mpd/longform": round(mpd / longform, 2) if longform else None,
+                                  "runs": [[round(a, 3), round(b, 3)] for a, b in runs]}
+                print(f"playback to {name}: CPU per minute (median of {len(runs)} alternating runs): longform {longform:.3f} s, "
+                      f"mpd {mpd:.3f} s, mpd/longform {playback[name]['mpd/longform']}; runs (longform, mpd): {playback[name]['runs']}", flush=True)
+            if playback:
+                results["playback"] = playback
+            latency_items()
+            latency = {}
+            for name, ours, theirs in [] if arguments.only == "playback" else [("null", lambda: longform_latency("null", arguments.trials, env),
+                                        lambda: mpd_latency(work, "fifo", arguments.trials, env)),
+                                       ("pulse", lambda: longform_latency("pulse:bench", arguments.trials, env),
+                                        lambda: mpd_latency(work, "pulse", arguments.trials, env, address))]:
+                longform, mpd = ours(), theirs()
+                latency[name] = {}
+                for command in ["play", "next", "seek", "remove"]:
+                    figures = {player: latency_figures(trials.get(command, []), trials.get(command + "_skipped", []))
+                               for player, trials in [("longform", longform), ("mpd", mpd)]}
+                    mine, peer = figures["longform"]["first_sound_ms"], figures["mpd"]["first_sound_ms"]
+                    latency[name][command] = {"longform": figures["longform"], "mpd": figures["mpd"],
+                                              "mpd/longform": round(peer / mine, 2) if mine and peer else None}
+                    print(f"latency on {name}, {command}: " + "; ".join(
+                        f"{player} {describe_latency(figures[player])}" for player in ["longform", "mpd"])
+                        + f"; mpd/longform {latency[name][command]['mpd/longform']} (goal: under 50 ms and less than mpd)", flush=True)
+            if latency:
+                results["latency"] = latency
+        finally:
+            server.kill()
+            server.wait()
+        if not everything:
+            print(json.dumps(results, indent=2))
+            return
+        results["server"] = server_figures(items, work)
+        results["speakers"] = speaker_sync(items, work, arguments.sync_seconds, arguments.jitter)
+        results["speaker_latency"] = speaker_latency(work, arguments.trials)
+        results["speaker_cut"] = speaker_cut(items, work, arguments.cut_lookahead)
+        results["speaker_fan_out"] = speaker_fan_out(items, work, arguments.fan_out)
+        results["memory"] = lookahead_memory(items)
+        print(f"5 min look-ahead: peak RSS {results['memory']['peak_bytes'] / 2**20:.1f} MiB, PCM {results['memory']['pcm_bytes'] / 2**20:.1f} MiB, "
+              f"ratio {results['memory']['ratio_to_pcm']} (goal <= 2)", flush=True)
+    print(json.dumps(results, indent=2))
