@@ -57,7 +57,9 @@ let package = Package(
         .target(name: "LongformPulseAudio", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "CPulse", .product(name: "Logging", package: "swift-log")]),
         .target(name: "LongformALSA", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "CALSA", .product(name: "Logging", package: "swift-log")]),
         // Layer 4: the sender's side of the network speaker (the `speaker:` route).
-        .target(name: "LongformSpeakerSender", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformSpeakerProtocol", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "LongformSpeakerSender", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformSpeakerProtocol",
+                                                             .product(name: "Logging", package: "swift-log"),
+                                                             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]),
         // Layer 4: what `--route` names and `routes` lists: opens a route of any backend.
         .target(name: "LongformRouteCatalog", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformPulseAudio", "LongformALSA", "LongformSpeakerSender"]),
         // Layer 4: the wire protocol between the speaker route and `longform speaker` (docs/speaker-protocol.md),

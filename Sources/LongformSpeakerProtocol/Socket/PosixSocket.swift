@@ -22,8 +22,9 @@ public struct SocketError: Error, CustomStringConvertible, Sendable {
     public var description: String { "\(operation): \(reason)" }
 }
 
-/// One POSIX socket, owned: the one place the speaker route and the speaker's clock make socket
-/// system calls (the speaker's TCP and HTTP go through SwiftNIO). Closed in `deinit`;
+/// One POSIX UDP socket, owned: the one place the clock exchange makes socket system calls, for
+/// the kernel's arrival stamps SwiftNIO does not expose (every TCP connection, the sender's links
+/// and the speaker's, goes through SwiftNIO). Closed in `deinit`;
 /// `shutdown()` wakes a thread blocked on it from another thread without closing the descriptor
 /// under it.
 package final class PosixSocket: @unchecked Sendable {
@@ -32,46 +33,6 @@ package final class PosixSocket: @unchecked Sendable {
     private init(descriptor: Int32) { self.descriptor = descriptor }
 
     deinit { close(descriptor) }
-
-    /// A TCP connection to `host`:`port`, given up after `timeout` seconds.
-    package static func connect(host: String, port: Int, timeout: Double) throws(SocketError) -> PosixSocket {
-        let list = try resolve(host: host, port: port, type: SOCK_STREAM)
-        defer { freeaddrinfo(list) }
-        var lastError = SocketError("connect to \(host):\(port)", code: ECONNREFUSED)
-        var entry: UnsafeMutablePointer<addrinfo>? = list
-        while let address = entry {
-            entry = address.pointee.ai_next
-            let descriptor = socket(address.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard descriptor >= 0 else { lastError = SocketError("socket"); continue }
-            let socket = PosixSocket(descriptor: descriptor)
-            // Non-blocking for the connect only, so that it can time out.
-            let flags = fcntl(descriptor, F_GETFL)
-            _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
-            if Glibc.connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen) != 0 && errno != EINPROGRESS {
-                lastError = SocketError("connect to \(host):\(port)")
-                continue
-            }
-            var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-            let deadline = HostClock.now() + UInt64(timeout * 1e9)
-            var ready: Int32
-            repeat {
-                let left = deadline > HostClock.now() ? Int32((deadline - HostClock.now()) / 1_000_000) : 0
-                ready = poll(&poller, 1, left)
-            } while ready < 0 && errno == EINTR
-            var failure: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &failure, &length)
-            guard ready == 1, failure == 0 else {
-                lastError = SocketError("connect to \(host):\(port)", code: ready == 0 ? ETIMEDOUT : failure)
-                continue
-            }
-            _ = fcntl(descriptor, F_SETFL, flags)
-            var one: Int32 = 1
-            setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            return socket
-        }
-        throw lastError
-    }
 
     /// The addresses of `host`:`port` for sockets of `type` (free them with `freeaddrinfo`).
     private static func resolve(host: String, port: Int, type: __socket_type, flags: Int32 = 0) throws(SocketError) -> UnsafeMutablePointer<addrinfo> {
@@ -136,33 +97,6 @@ package final class PosixSocket: @unchecked Sendable {
         var interval = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1_000_000))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    /// Sends all of `bytes`, waiting through the send timeout as long as `shouldGoOn()` says so
-    /// (a full TCP window: the peer reads slowly or not at all).
-    package func sendAll(_ bytes: [UInt8], while shouldGoOn: () -> Bool) throws(SocketError) {
-        var sent = 0
-        while sent < bytes.count {
-            let result = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
-            if result > 0 {
-                sent += result
-            } else if result < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-                guard shouldGoOn() else { throw SocketError("send", code: ETIMEDOUT) }
-            } else {
-                throw SocketError("send")
-            }
-        }
-    }
-
-    /// Up to `maximumLength` received bytes; nil when the receive timeout passed first; empty at the end of the stream.
-    package func receive(maximumLength: Int = 65_536) throws(SocketError) -> [UInt8]? {
-        var bytes = [UInt8](repeating: 0, count: maximumLength)
-        let result = bytes.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, maximumLength, 0) }
-        if result < 0 {
-            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return nil }
-            throw SocketError("receive")
-        }
-        return Array(bytes.prefix(result))
     }
 
     /// A UDP socket connected to the numeric address `host`:`port`: it sends there, and the

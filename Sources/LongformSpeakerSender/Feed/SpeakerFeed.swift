@@ -5,7 +5,7 @@ import LongformSpeakerProtocol
 
 /// What a speaker route's links send from, under one lock: the audio rendered and not yet heard,
 /// the current anchor, volume and metadata, and per speaker what is still to go (its outbox).
-/// The route's thread writes; each link's thread takes its next piece of work. Keeping one
+/// The route's thread writes; each link takes its next piece of work when the feed wakes it. Keeping one
 /// history with a cursor per speaker, rather than a queue per speaker, is what lets a speaker that
 /// was away be sent exactly what it is missing.
 final class SpeakerFeed: @unchecked Sendable {
@@ -56,6 +56,8 @@ final class SpeakerFeed: @unchecked Sendable {
     private var groupVolume: Float = 1
     private var nowPlaying: NowPlayingInfo?
     private var nextRequestID: UInt32 = 1
+    /// Called after every change, outside the lock: how a link on an event loop learns of work.
+    private var wakeHandlers: [Int: @Sendable () -> Void] = [:]
     /// Audio messages carry at most this many frames (about 93 ms at 44.1 kHz).
     static let framesPerMessage = 4_096
     /// At most this much audio is in flight to a speaker (seconds): sent, and not yet said to be in
@@ -70,11 +72,21 @@ final class SpeakerFeed: @unchecked Sendable {
         outboxes = Array(repeating: Outbox(), count: speakerCount)
     }
 
-    /// Runs a change under the lock and wakes the links.
+    /// Runs a change under the lock and wakes the links: those waiting in `nextWork` and those
+    /// with a wake handler (called after the lock is let go).
     private func locked<T>(_ body: () -> T) -> T {
         condition.lock()
-        defer { condition.broadcast(); condition.unlock() }
-        return body()
+        let result = body()
+        let handlers = wakeHandlers.values
+        condition.broadcast()
+        condition.unlock()
+        for wake in handlers { wake() }
+        return result
+    }
+
+    /// Sets what is called after every change for link `index` (nil: nothing).
+    func setWakeHandler(_ handler: (@Sendable () -> Void)?, forLink index: Int) {
+        reading { wakeHandlers[index] = handler }
     }
 
     /// Reads under the lock, waking nobody.
@@ -301,22 +313,31 @@ final class SpeakerFeed: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while true {
-            let outbox = outboxes[index]
-            if !outbox.control.isEmpty {
-                outboxes[index].control = []
-                return .messages(outbox.control)
-            }
-            let end = min(history.endFrame, heldFrom ?? .max)
-            let inFlightLimit = Int64(Self.inFlightSeconds * Double(format.sampleRate))
-            if outbox.isConnected, outbox.cursor < end, outbox.cursor - outbox.acknowledgedEnd < inFlightLimit {
-                let first = max(outbox.cursor, history.startFrame)
-                // Never past a held flush: that audio may be about to change.
-                let samples = history.frames(from: first, count: Int(min(Int64(Self.framesPerMessage), end - first)))
-                let count = samples.count / Int(format.channelCount)
-                outboxes[index].cursor = first + Int64(count)
-                return .messages([.audio(firstFrame: first, frameCount: UInt32(count), samples: AudioStreamFormat.Encoding.float32.encode(samples))])
-            }
+            if let messages = takeWorkLocked(for: index) { return .messages(messages) }
             guard condition.wait(until: deadline) else { return .idle }
         }
+    }
+
+    /// The next thing link `index` should send now, or nil: its control messages, else the next
+    /// piece of audio.
+    func takeWork(for index: Int) -> [SpeakerMessage]? {
+        reading { takeWorkLocked(for: index) }
+    }
+
+    private func takeWorkLocked(for index: Int) -> [SpeakerMessage]? {
+        let outbox = outboxes[index]
+        if !outbox.control.isEmpty {
+            outboxes[index].control = []
+            return outbox.control
+        }
+        let end = min(history.endFrame, heldFrom ?? .max)
+        let inFlightLimit = Int64(Self.inFlightSeconds * Double(format.sampleRate))
+        guard outbox.isConnected, outbox.cursor < end, outbox.cursor - outbox.acknowledgedEnd < inFlightLimit else { return nil }
+        let first = max(outbox.cursor, history.startFrame)
+        // Never past a held flush: that audio may be about to change.
+        let samples = history.frames(from: first, count: Int(min(Int64(Self.framesPerMessage), end - first)))
+        let count = samples.count / Int(format.channelCount)
+        outboxes[index].cursor = first + Int64(count)
+        return [.audio(firstFrame: first, frameCount: UInt32(count), samples: AudioStreamFormat.Encoding.float32.encode(samples))]
     }
 }

@@ -4,6 +4,7 @@ import LongformCore
 import LongformRendering
 import LongformRoutes
 import LongformSpeakerProtocol
+import NIOPosix
 
 /// Network speakers (`longform speaker`) as one route: `speaker:HOST:PORT[,HOST:PORT…]`. The
 /// renderer and synchronizer drive it exactly as they drive a local device; what it does with that
@@ -109,10 +110,12 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         // A new session each start: the speakers empty what an earlier one left.
         let hello = SpeakerMessage.hello(sessionID: (0..<16).map { _ in UInt8.random(in: 0...255) }, senderName: senderName, timingPort: UInt16(clockPort))
         let clock = clock, joinFrames = Int64(Self.joinMargin * Double(format.sampleRate))
+        // One event loop carries every speaker's connection.
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
         let links = endpoints.enumerated().map { index, endpoint in
             // A speaker that holds nothing starts at the first frame, or, once the route plays, past
             // the frame heard by the lead and `joinMargin`.
-            SpeakerLink(endpoint: endpoint, index: index, feed: feed, hello: hello, pairingSecret: secret) {
+            SpeakerLink(endpoint: endpoint, index: index, feed: feed, hello: hello, pairingSecret: secret, eventLoop: eventLoop) {
                 clock.isRunning ? clock.currentFrame() + (clock.rewindMarginFrames ?? 0) + joinFrames : 0
             }
         }
