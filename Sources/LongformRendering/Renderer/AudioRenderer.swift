@@ -428,7 +428,8 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
                 continue
             }
             let mediaFrame = segment.time.convertScale(Int32(timebase.clock.ticksPerSecond), method: .roundHalfAwayFromZero).value + (frame - segment.anchorTick)
-            if readQueue(into: destination, fromMediaFrame: mediaFrame, count: span, retainingFrom: retainedFrame, generation: generation, countsUnderrun: true) {
+            if readQueue(into: destination, fromMediaFrame: mediaFrame, count: span, retainingFrom: retainedFrame, generation: generation,
+                         countsUnderrun: true, endingAtQueuedAudio: false)?.becameReady == true {
                 becameReady = true
             }
             produced += span
@@ -471,30 +472,36 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             let frames = (boundary - now).convertScale(sampleRate, method: .roundTowardPositiveInfinity).value
             if frames > 0 { span = min(span, Int(frames)) }
         }
-        if isRequesting {
-            // More audio may still come: render only what is queued, and wait for the rest.
-            guard let end = state.withLock({ $0.queue.endFrame }), end > mediaFrame else {
-                // Waiting for audio: make sure the client is being asked for it. A request can miss
-                // a change to "ready" that came from another thread; the route must never wait on that.
-                scheduleRequestIfReady()
-                return 0
-            }
-            span = min(span, Int(end - mediaFrame))
-        }
-        if readQueue(into: buffer, fromMediaFrame: mediaFrame, count: span, retainingFrom: .max, generation: generation, countsUnderrun: false) {
+        // More audio may still come: render only what is queued, and wait for the rest. Checked
+        // and read under one lock, so that a flush cannot fall between (its frames would be
+        // written as silence, past the playhead it was accepted before).
+        let read = readQueue(into: buffer, fromMediaFrame: mediaFrame, count: span, retainingFrom: .max, generation: generation,
+                             countsUnderrun: false, endingAtQueuedAudio: isRequesting)
+        guard let read else {
+            // Waiting for audio: make sure the client is being asked for it. A request can miss
+            // a change to "ready" that came from another thread; the route must never wait on that.
             scheduleRequestIfReady()
+            return 0
         }
-        produced = span
+        if read.becameReady { scheduleRequestIfReady() }
+        produced = read.count
         return produced
     }
 
-    /// Copies `count` frames of queued audio from `mediaFrame` into `destination` at the gain (and
-    /// silence where none is queued), and notes them as handed to the route; returns whether the
-    /// renderer became ready for more (or, with `countsUnderrun`, starved: ask again whatever the
-    /// last readiness change was).
-    private func readQueue(into destination: UnsafeMutableBufferPointer<Float>, fromMediaFrame mediaFrame: Int64, count: Int,
-                           retainingFrom retainedFrame: Int64, generation: UInt64, countsUnderrun: Bool) -> Bool {
-        state.withLock { state -> Bool in
+    /// Copies up to `count` frames of queued audio from `mediaFrame` into `destination` at the gain
+    /// (silence where none is queued), and notes them as handed to the route; with
+    /// `endingAtQueuedAudio`, no further than the queued audio ends (nil, nothing read, when none
+    /// is queued from `mediaFrame`). Returns the frames read and whether the renderer became ready
+    /// for more (or, with `countsUnderrun`, starved: ask again whatever the last readiness change was).
+    private func readQueue(into destination: UnsafeMutableBufferPointer<Float>, fromMediaFrame mediaFrame: Int64, count requested: Int,
+                           retainingFrom retainedFrame: Int64, generation: UInt64, countsUnderrun: Bool,
+                           endingAtQueuedAudio: Bool) -> (count: Int, becameReady: Bool)? {
+        state.withLock { state -> (count: Int, becameReady: Bool)? in
+            var count = requested
+            if endingAtQueuedAudio {
+                guard let end = state.queue.endFrame, end > mediaFrame else { return nil }
+                count = min(count, Int(end - mediaFrame))
+            }
             var becameReady = false
             let channels = state.route.format.channelCount
             let wasReady = state.isReadyForMoreMediaData
@@ -510,7 +517,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             if gain != 1 {
                 for index in 0..<(count * channels) { destination[index] *= gain }
             }
-            return becameReady
+            return (count, becameReady)
         }
     }
 

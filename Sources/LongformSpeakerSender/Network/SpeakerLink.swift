@@ -25,8 +25,6 @@ final class SpeakerLink: Sendable {
     private let eventLoop: any EventLoop
     /// What only the event loop changes, and `stop` reads.
     private let state = Mutex(LinkState())
-    /// Whether a wake-up from the feed is on its way to the loop: later ones are folded into it.
-    private let isWakePending = Atomic<Bool>(false)
 
     private struct LinkState {
         var isStopped = false
@@ -34,6 +32,14 @@ final class SpeakerLink: Sendable {
         var reconnect: Scheduled<Void>?
         var backoff = 0.1
         var failures = 0
+        /// Whether the current connection was welcomed: only such a one, lasting 5 s, resets the backoff.
+        var isWelcomed = false
+    }
+
+    /// Whether a wake-up from the feed is on its way to one connection's loop: later ones are
+    /// folded into it. One per connection, so that a late wake-up of an old one folds nothing.
+    private final class WakeFlag: Sendable {
+        let isPending = Atomic<Bool>(false)
     }
 
     /// Why a connection ended.
@@ -78,6 +84,7 @@ final class SpeakerLink: Sendable {
     /// One attempt: a connection whose handler does the rest.
     private func connect() {
         guard !isStopping else { return }
+        state.withLock { $0.isWelcomed = false }
         let startedAt = NIODeadline.now()
         ClientBootstrap(group: eventLoop)
             .connectTimeout(.seconds(2))
@@ -129,7 +136,7 @@ final class SpeakerLink: Sendable {
         state.withLock { state in
             state.channel = nil
             guard !state.isStopped else { return }
-            if lasted > .seconds(5) {
+            if state.isWelcomed && lasted > .seconds(5) {
                 state.backoff = 0.1
                 state.failures = 0
             }
@@ -142,10 +149,12 @@ final class SpeakerLink: Sendable {
     /// Has the feed wake `channel`'s handler when it has work for this link (folded: one wake-up
     /// on its way at a time).
     func wakeOnWork(of channel: any Channel) {
-        feed.setWakeHandler({ [self] in
-            guard !isWakePending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        state.withLock { $0.isWelcomed = true }
+        let flag = WakeFlag()
+        feed.setWakeHandler({
+            guard !flag.isPending.exchange(true, ordering: .acquiringAndReleasing) else { return }
             channel.eventLoop.execute {
-                self.isWakePending.store(false, ordering: .releasing)
+                flag.isPending.store(false, ordering: .releasing)
                 channel.pipeline.fireUserInboundEventTriggered(SpeakerLinkHandler.FeedHasWork())
             }
         }, forLink: index)
