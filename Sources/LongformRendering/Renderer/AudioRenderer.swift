@@ -427,7 +427,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
                 produced += span
                 continue
             }
-            let mediaFrame = segment.time.convertScale(Int32(timebase.clock.ticksPerSecond), method: .roundHalfAwayFromZero).value + (frame - segment.anchorTick)
+            let mediaFrame = Self.mediaFrame(of: segment, atTick: frame, ticksPerSecond: timebase.clock.ticksPerSecond)
             if readQueue(into: destination, fromMediaFrame: mediaFrame, count: span, retainingFrom: retainedFrame, generation: generation,
                          countsUnderrun: true, endingAtQueuedAudio: false)?.becameReady == true {
                 becameReady = true
@@ -458,7 +458,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         if let nextChange, nextChange > routeFrame { span = min(span, Int(nextChange - routeFrame)) }
         guard segment.rate != 0 else { return 0 }
         let sampleRate = Int32(timebase.clock.ticksPerSecond)
-        let mediaFrame = segment.time.convertScale(sampleRate, method: .roundHalfAwayFromZero).value + (routeFrame - segment.anchorTick)
+        let mediaFrame = Self.mediaFrame(of: segment, atTick: routeFrame, ticksPerSecond: timebase.clock.ticksPerSecond)
         // Read before the boundaries: a client adds its last boundary before it stops requesting,
         // so a request seen ended means that boundary is seen too.
         let isRequesting = state.withLock { $0.request != nil }
@@ -486,6 +486,12 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         if read.becameReady { scheduleRequestIfReady() }
         produced = read.count
         return produced
+    }
+
+    /// The queue's frame that `segment` (at rate 1) plays at `tick`: its anchor's time in frames,
+    /// and one frame a tick from there.
+    private static func mediaFrame(of segment: TimelineSegment, atTick tick: Int64, ticksPerSecond: Int64) -> Int64 {
+        segment.time.convertScale(Int32(ticksPerSecond), method: .roundHalfAwayFromZero).value + (tick - segment.anchorTick)
     }
 
     /// Copies up to `count` frames of queued audio from `mediaFrame` into `destination` at the gain
