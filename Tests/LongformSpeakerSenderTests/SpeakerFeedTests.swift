@@ -93,4 +93,20 @@ import Testing
         while case .messages(let batch) = feed.nextWork(for: 1, timeout: 0.01) { second += batch }
         #expect(second.last == .flush(requestID: 0, fromFrame: 6_000) && audio(second).isEmpty, "\(second)")
     }
+
+    @Test func aPausedSpanIsNotSentSoTheResumedAudioGoesFirst() {
+        let feed = SpeakerFeed(speakerCount: 2, format: Self.format)
+        _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
+        append(feed, 10_000, at: 0, value: 0.25)
+        _ = drain(feed)
+        // A pause of more than the second in flight, then the audio it resumes with.
+        append(feed, 3_000, at: 60_000, value: 0.5)
+        let resumed = audio(drain(feed))
+        #expect(resumed.count == 1 && resumed[0].first == 60_000 && resumed[0].count == 3_000 && resumed[0].value == 0.5, "\(resumed)")
+        // A speaker that joins later is sent what came before the pause, then the resumed audio.
+        _ = feed.linkDidConnect(1, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
+        var joined: [SpeakerMessage] = []
+        while case .messages(let batch) = feed.nextWork(for: 1, timeout: 0.01) { joined += batch }
+        #expect(audio(joined).map(\.first) == [0, 4_096, 8_192, 60_000] && audio(joined).map(\.count) == [4_096, 4_096, 1_808, 3_000], "\(audio(joined))")
+    }
 }

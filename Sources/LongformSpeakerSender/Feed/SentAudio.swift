@@ -12,6 +12,10 @@ struct SentAudio {
     private let discardBatchFrames: Int64
     /// The longest gap filled with silence (30 s).
     private let maximumGapFrames: Int64
+    /// The gaps held as silence (paused spans, not rendered), ascending and within what is held.
+    /// They are never sent: a speaker fills a gap with silence itself, and a resume's audio that
+    /// waited behind a paused second of silence came too late to be heard from its first frame.
+    private(set) var unrenderedSpans: [Range<Int64>] = []
 
     /// An empty history.
     init(channelCount: Int, sampleRate: Int) {
@@ -24,13 +28,19 @@ struct SentAudio {
     var endFrame: Int64 { startFrame + Int64(samples.count / channelCount) }
 
     /// Adds `frames` (interleaved) at `frame`: right after what is held; after a short jump
-    /// forward (a paused span not rendered), after silence in the gap, so that a speaker still
+    /// forward (a paused span not rendered), after an unrendered span, so that a speaker still
     /// catching up keeps what it has not been sent; otherwise instead of what is held.
     mutating func append(_ frames: UnsafeBufferPointer<Float>, at frame: Int64) {
         if frame > endFrame && frame - endFrame <= maximumGapFrames && !samples.isEmpty {
+            if let last = unrenderedSpans.last, last.upperBound == endFrame {
+                unrenderedSpans[unrenderedSpans.count - 1] = last.lowerBound..<frame
+            } else {
+                unrenderedSpans.append(endFrame..<frame)
+            }
             samples.append(contentsOf: repeatElement(0, count: Int(frame - endFrame) * channelCount))
         } else if frame != endFrame {
             samples.removeAll(keepingCapacity: true)
+            unrenderedSpans.removeAll()
             startFrame = frame
         }
         samples.append(contentsOf: frames)
@@ -40,6 +50,7 @@ struct SentAudio {
     mutating func truncate(from frame: Int64) {
         guard frame < endFrame else { return }
         samples.removeSubrange(Int(max(frame - startFrame, 0)) * channelCount..<samples.count)
+        unrenderedSpans = unrenderedSpans.compactMap { $0.lowerBound < frame ? $0.clamped(to: $0.lowerBound..<frame) : nil }
     }
 
     /// Drops the frames before `frame` (heard), once there are enough of them to be worth a copy.
@@ -48,6 +59,25 @@ struct SentAudio {
         guard count >= discardBatchFrames else { return }
         samples.removeSubrange(0..<(Int(count) * channelCount))
         startFrame += count
+        unrenderedSpans = unrenderedSpans.compactMap { $0.upperBound > startFrame ? $0.clamped(to: startFrame..<$0.upperBound) : nil }
+    }
+
+    /// The first frame from `frame` on that is not in an unrendered span.
+    func firstRenderedFrame(from frame: Int64) -> Int64 {
+        // Ascending spans: one pass also steps over spans that touch.
+        unrenderedSpans.reduce(frame) { frame, span in span.contains(frame) ? span.upperBound : frame }
+    }
+
+    /// Up to `count` frames from `frame` on, ending before the next unrendered span.
+    func renderedFrames(from frame: Int64, count: Int) -> ArraySlice<Float> {
+        let nextSpan = unrenderedSpans.first { $0.lowerBound > frame }?.lowerBound ?? .max
+        return frames(from: frame, count: Int(min(Int64(count), max(nextSpan - frame, 0))))
+    }
+
+    /// How many frames of `range` are not in an unrendered span.
+    func renderedFrameCount(in range: Range<Int64>) -> Int64 {
+        guard !range.isEmpty else { return 0 }
+        return unrenderedSpans.reduce(Int64(range.count)) { count, span in count - Int64(span.clamped(to: range).count) }
     }
 
     /// Up to `count` frames from `frame` on (fewer at the end of what is held).

@@ -332,10 +332,12 @@ final class SpeakerFeed: @unchecked Sendable {
         }
         let end = min(history.endFrame, heldFrom ?? .max)
         let inFlightLimit = Int64(Self.inFlightSeconds * Double(format.sampleRate))
-        guard outbox.isConnected, outbox.cursor < end, outbox.cursor - outbox.acknowledgedEnd < inFlightLimit else { return nil }
-        let first = max(outbox.cursor, history.startFrame)
+        // A paused span is neither sent nor counted in flight (see `SentAudio.unrenderedSpans`).
+        let first = history.firstRenderedFrame(from: max(outbox.cursor, history.startFrame))
+        guard outbox.isConnected, first < end,
+              history.renderedFrameCount(in: outbox.acknowledgedEnd..<max(outbox.cursor, outbox.acknowledgedEnd)) < inFlightLimit else { return nil }
         // Never past a held flush: that audio may be about to change.
-        let samples = history.frames(from: first, count: Int(min(Int64(Self.framesPerMessage), end - first)))
+        let samples = history.renderedFrames(from: first, count: Int(min(Int64(Self.framesPerMessage), end - first)))
         let count = samples.count / Int(format.channelCount)
         outboxes[index].cursor = first + Int64(count)
         return [.audio(firstFrame: first, frameCount: UInt32(count), samples: AudioStreamFormat.Encoding.float32.encode(samples))]
