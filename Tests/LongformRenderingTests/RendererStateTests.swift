@@ -74,4 +74,34 @@ import Testing
         state.renderedGeneration &+= 1
         #expect(Self.read(state, \.playheadFrame) == 0)
     }
+
+    @Test func theRequestIsCalledOnceAtATimeAndOnlyWhileReady() {
+        var state = Self.state()
+        #expect(state.scheduleRequestIfReady() == nil, "no request yet")
+        state.setRequest(on: .main) {}
+        let first = state.scheduleRequestIfReady()
+        #expect(first?.generation == 1 && state.scheduleRequestIfReady() == nil, "one call scheduled at a time")
+        // The call runs: ready, so it gets the block, and the enqueue count it started at.
+        let call = state.beginRequestCall(generation: 1)
+        #expect(call?.block != nil && call?.enqueueCountBefore == 0)
+        #expect(state.enqueuedNothing(since: 0))
+        state.enqueueCount += 1
+        #expect(!state.enqueuedNothing(since: 0))
+        // Filled to the look-ahead: nothing is scheduled, and a call already scheduled gets no block.
+        #expect(state.scheduleRequestIfReady() != nil)
+        state.queue.append(Self.chunk(from: 0, seconds: 1))
+        #expect(state.beginRequestCall(generation: 1).map { $0.block == nil } == true)
+        #expect(state.scheduleRequestIfReady() == nil)
+    }
+
+    @Test func aReplacedRequestsScheduledCallDoesNothing() {
+        var state = Self.state()
+        state.setRequest(on: .main) {}
+        _ = state.scheduleRequestIfReady()
+        state.setRequest(on: .main) {}
+        #expect(state.beginRequestCall(generation: 1) == nil, "the first request's call")
+        #expect(state.scheduleRequestIfReady()?.generation == 2, "the new request is called, once")
+        state.request = nil // stopRequestingMediaData
+        #expect(state.beginRequestCall(generation: 2) == nil && state.scheduleRequestIfReady() == nil)
+    }
 }

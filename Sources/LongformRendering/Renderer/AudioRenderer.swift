@@ -42,17 +42,10 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     private let state: Mutex<RendererState>
     /// Conversion runs outside `state`, so that the route's thread never waits for it.
     private let conversion: Mutex<(converter: StreamConverter, routeGeneration: Int)>
-    /// Wakes an as-fast-as-possible route waiting for audio. The count changes with every wake-up,
-    /// so that one sent while the route was rendering is not lost: the route waits only while the
-    /// count is still the one it saw when it started its last render.
-    private let renderable = NSCondition()
-    private var renderableCount: UInt64 = 0 // guarded by `renderable`
-    private var renderableCountAtRender: UInt64 = 0 // guarded by `renderable`
-    private var isDetached = false // guarded by `renderable`
-    /// The rewinds held inside `batchingRewinds`.
-    private let rewindBatch = Mutex(RewindBatch())
-    /// How long a batch may hold a rewind back (its changes may open a slow file or URL).
-    private static let rewindBatchDeadline = 0.01
+    /// Wakes an as-fast-as-possible route waiting for audio.
+    private let renderable = RenderableSignal()
+    /// Where a rewindable route renders again for a change, and the rewinds held inside `batchingRewinds`.
+    private let rewinds = RewindCoordinator()
     private let logger = Logger(label: LogLabel.renderer)
     private let enqueueLogger = Logger(label: LogLabel.enqueue)
 
@@ -145,10 +138,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// Calls `block` on `queue` whenever the renderer is ready for more data, repeatedly, until
     /// `stopRequestingMediaData()`. Only the last request counts.
     public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
-        state.withLock { state in
-            state.requestGeneration += 1
-            state.request = RendererState.Request(queue: queue, block: block, generation: state.requestGeneration)
-        }
+        state.withLock { $0.setRequest(on: queue, using: block) }
         scheduleRequestIfReady()
     }
 
@@ -180,7 +170,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         // What a rewindable route holds is taken back too: it is silence now.
         if let route = rewindableRouteDrivingTimeline() {
             let earliest = route.clock.earliestChangeableFrame()
-            if earliest < renderedEnd(of: route) { requestRewind(of: route, toFrame: earliest) }
+            if earliest < renderedEnd(of: route) { rewinds.rewind(route, toFrame: earliest) }
         }
         wakeRoute()
         scheduleRequestIfReady()
@@ -248,21 +238,13 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     }
 
     /// Has a rewindable route render again from where media time `time` plays, when it already
-    /// rendered that far: from the earliest frame it can still change, or later, when the
-    /// timeline runs at rate 1 from there to `time` without a change in between.
+    /// rendered that far (see `RewindCoordinator.frameToRenderAgain`).
     private func rewind(_ route: any RewindableRoute, toMediaTime time: MediaTime) {
         guard let timebase = state.withLock({ $0.synchronizer?.timebase }) else { return }
         let earliest = route.clock.earliestChangeableFrame()
-        var frame = earliest
-        let (segment, nextChange) = timebase.segment(forTick: earliest)
-        // Stopped with no change ahead: what the route holds is silence that no queued audio changes.
-        if segment.rate == 0 && nextChange == nil { return }
-        if segment.rate == 1 {
-            let sampleRate = Int32(route.format.sampleRate)
-            let offset = (time - segment.time(atTick: earliest, ticksPerSecond: Int64(sampleRate))).convertScale(sampleRate, method: .roundTowardNegativeInfinity).value
-            if offset > 0 && nextChange.map({ earliest + offset < $0 }) ?? true { frame = earliest + offset }
-        }
-        if frame < renderedEnd(of: route) { requestRewind(of: route, toFrame: frame) }
+        guard let frame = RewindCoordinator.frameToRenderAgain(forMediaTime: time, earliestChangeableFrame: earliest,
+                                                               timeline: timebase.segment(forTick: earliest), sampleRate: route.format.sampleRate) else { return }
+        if frame < renderedEnd(of: route) { rewinds.rewind(route, toFrame: frame) }
     }
 
     /// The end of what `route` has rendered or is rendering now: a render in progress may already
@@ -277,26 +259,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// seek is a pause, a flush, an enqueue and a start, and a route that flushes a server stream
     /// for each would be heard later. Rewinds other threads ask for meanwhile wait for the end too.
     public func batchingRewinds<Result>(_ changes: () throws -> Result) rethrows -> Result {
-        if let started = rewindBatch.withLock({ $0.begin() }) {
-            // A batch that takes long (opening a slow file) lets what it asked for so far be heard.
-            DispatchQueue.global().asyncAfter(deadline: .now() + Self.rewindBatchDeadline) { [weak self] in
-                self?.postPendingRewind(ofBatch: started)
-            }
-        }
-        defer {
-            if let frame = rewindBatch.withLock({ $0.end() }), let route = rewindableRouteDrivingTimeline() { route.rewind(toFrame: frame) }
-        }
-        return try changes()
-    }
-
-    private func postPendingRewind(ofBatch generation: Int) {
-        if let frame = rewindBatch.withLock({ $0.deadlinePassed(ofBatch: generation) }), let route = rewindableRouteDrivingTimeline() {
-            route.rewind(toFrame: frame)
-        }
-    }
-
-    private func requestRewind(of route: any RewindableRoute, toFrame frame: Int64) {
-        if let frame = rewindBatch.withLock({ $0.request(toFrame: frame) }) { route.rewind(toFrame: frame) }
+        try rewinds.batching(route: { [weak self] in self?.rewindableRouteDrivingTimeline() }, changes)
     }
 
     /// Calls `handler` on `queue` with the time of the first discarded sample whenever the renderer
@@ -325,7 +288,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     public func setRoute(_ newRoute: any AudioRoute) throws(RouteError) {
         let (oldRoute, synchronizer) = state.withLock { ($0.route, $0.synchronizer) }
         // A rewind held back for the old route means nothing on the new one.
-        if oldRoute !== newRoute { rewindBatch.withLock { $0.forgetPending() } }
+        if oldRoute !== newRoute { rewinds.forgetPending() }
         let flushTime: MediaTime
         if oldRoute === newRoute {
             flushTime = flushFromPlayhead(notBefore: .zero)
@@ -376,10 +339,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
             state.synchronizer = synchronizer
             return state.route
         }
-        renderable.lock()
-        isDetached = synchronizer == nil
-        renderable.broadcast()
-        renderable.unlock()
+        renderable.setDetached(synchronizer == nil)
         return route
     }
 
@@ -387,7 +347,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// clock: a rewindable route that already rendered that tick renders again from there.
     func timelineDidChange(fromTick tick: Int64) {
         if let route = rewindableRouteDrivingTimeline(), tick < renderedEnd(of: route) {
-            requestRewind(of: route, toFrame: tick)
+            rewinds.rewind(route, toFrame: tick)
         }
         wakeRoute()
         scheduleRequestIfReady()
@@ -428,8 +388,8 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
                 continue
             }
             let mediaFrame = Self.mediaFrame(of: segment, atTick: frame, ticksPerSecond: timebase.clock.ticksPerSecond)
-            if readQueue(into: destination, fromMediaFrame: mediaFrame, count: span, retainingFrom: retainedFrame, generation: generation,
-                         countsUnderrun: true, endingAtQueuedAudio: false)?.becameReady == true {
+            if readQueue(into: destination, fromMediaFrame: mediaFrame, count: span, generation: generation,
+                         mode: .realTime(retainingFrom: retainedFrame))?.becameReady == true {
                 becameReady = true
             }
             produced += span
@@ -444,9 +404,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     /// writes and runs the observers before going on; 0 when it should wait (the timeline stands
     /// still, or the audio for `routeFrame` is not queued yet).
     func renderAsFastAsPossible(into buffer: UnsafeMutableBufferPointer<Float>, frameCount: Int, atRouteFrame routeFrame: Int64) -> Int {
-        renderable.lock()
-        renderableCountAtRender = renderableCount
-        renderable.unlock()
+        renderable.renderDidBegin()
         guard let synchronizer = state.withLock({ $0.synchronizer }) else { return 0 }
         let timebase = synchronizer.timebase
         let generation = timebase.generation
@@ -475,8 +433,8 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         // More audio may still come: render only what is queued, and wait for the rest. Checked
         // and read under one lock, so that a flush cannot fall between (its frames would be
         // written as silence, past the playhead it was accepted before).
-        let read = readQueue(into: buffer, fromMediaFrame: mediaFrame, count: span, retainingFrom: .max, generation: generation,
-                             countsUnderrun: false, endingAtQueuedAudio: isRequesting)
+        let read = readQueue(into: buffer, fromMediaFrame: mediaFrame, count: span, generation: generation,
+                             mode: .asFastAsPossible(endsAtQueuedAudio: isRequesting))
         guard let read else {
             // Waiting for audio: make sure the client is being asked for it. A request can miss
             // a change to "ready" that came from another thread; the route must never wait on that.
@@ -494,19 +452,34 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         segment.time.convertScale(Int32(ticksPerSecond), method: .roundHalfAwayFromZero).value + (tick - segment.anchorTick)
     }
 
+    /// How a pull reads the queue.
+    private enum ReadMode {
+        /// For a real-time route: silence where nothing is queued (an underrun, counted, after
+        /// which the client is asked again), and the audio from `retainingFrom` on kept queued
+        /// for a rewind.
+        case realTime(retainingFrom: Int64)
+        /// For an as-fast-as-possible route: nothing played is kept; with `endsAtQueuedAudio`
+        /// (more may come), no further than the queued audio.
+        case asFastAsPossible(endsAtQueuedAudio: Bool)
+    }
+
     /// Copies up to `count` frames of queued audio from `mediaFrame` into `destination` at the gain
-    /// (silence where none is queued), and notes them as handed to the route; with
-    /// `endingAtQueuedAudio`, no further than the queued audio ends (nil, nothing read, when none
-    /// is queued from `mediaFrame`). Returns the frames read and whether the renderer became ready
-    /// for more (or, with `countsUnderrun`, starved: ask again whatever the last readiness change was).
+    /// (silence where none is queued), and notes them as handed to the route, as `mode` says.
+    /// Returns the frames read and whether the renderer became ready for more (or starved); nil,
+    /// nothing read, when the read ends at the queued audio and none is queued from `mediaFrame`.
     private func readQueue(into destination: UnsafeMutableBufferPointer<Float>, fromMediaFrame mediaFrame: Int64, count requested: Int,
-                           retainingFrom retainedFrame: Int64, generation: UInt64, countsUnderrun: Bool,
-                           endingAtQueuedAudio: Bool) -> (count: Int, becameReady: Bool)? {
+                           generation: UInt64, mode: ReadMode) -> (count: Int, becameReady: Bool)? {
         state.withLock { state -> (count: Int, becameReady: Bool)? in
             var count = requested
-            if endingAtQueuedAudio {
+            var retainedFrame = Int64.max, countsUnderrun = false
+            switch mode {
+            case .realTime(let retaining):
+                (retainedFrame, countsUnderrun) = (retaining, true)
+            case .asFastAsPossible(endsAtQueuedAudio: true):
                 guard let end = state.queue.endFrame, end > mediaFrame else { return nil }
                 count = min(count, Int(end - mediaFrame))
+            case .asFastAsPossible(endsAtQueuedAudio: false):
+                break
             }
             var becameReady = false
             let channels = state.route.format.channelCount
@@ -582,20 +555,12 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
 
     /// Blocks an as-fast-as-possible route until there may be audio to render, or `timeoutSeconds` pass.
     func waitForRenderableAudio(timeoutSeconds: Double) {
-        let deadline = Date(timeIntervalSinceNow: timeoutSeconds)
-        renderable.lock()
-        while !isDetached && renderableCount == renderableCountAtRender && renderable.wait(until: deadline) {}
-        renderable.unlock()
+        renderable.wait(timeoutSeconds: timeoutSeconds)
     }
 
     // MARK: - Internals
 
-    private func wakeRoute() {
-        renderable.lock()
-        renderableCount &+= 1
-        renderable.broadcast()
-        renderable.unlock()
-    }
+    private func wakeRoute() { renderable.wake() }
 
     private func fail(_ message: String) {
         state.withLock { state in
@@ -607,13 +572,7 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
 
     /// Runs the request block on its queue if the renderer is ready and no call is already scheduled.
     private func scheduleRequestIfReady(after delay: Double = 0) {
-        let scheduled = state.withLock { state -> RendererState.Request? in
-            guard var request = state.request, !request.isScheduled, state.isReadyForMoreMediaData else { return nil }
-            request.isScheduled = true
-            state.request = request
-            return request
-        }
-        guard let request = scheduled else { return }
+        guard let request = state.withLock({ $0.scheduleRequestIfReady() }) else { return }
         let work: @Sendable () -> Void = { [weak self] in self?.runRequest(generation: request.generation) }
         if delay > 0 {
             request.queue.asyncAfter(deadline: .now() + delay, execute: work)
@@ -623,16 +582,10 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     }
 
     private func runRequest(generation: Int) {
-        let (block, countBefore) = state.withLock { state -> ((@Sendable () -> Void)?, Int) in
-            guard var request = state.request, request.generation == generation else { return (nil, 0) }
-            request.isScheduled = false
-            state.request = request
-            return (state.isReadyForMoreMediaData ? request.block : nil, state.enqueueCount)
-        }
-        guard let block else { return }
+        guard let call = state.withLock({ $0.beginRequestCall(generation: generation) }), let block = call.block else { return }
         block()
         // Called again while still ready; after a call that enqueued nothing, not in a busy loop.
-        let enqueuedNothing = state.withLock { $0.enqueueCount == countBefore }
+        let enqueuedNothing = state.withLock { $0.enqueuedNothing(since: call.enqueueCountBefore) }
         scheduleRequestIfReady(after: enqueuedNothing ? 0.01 : 0)
     }
 }

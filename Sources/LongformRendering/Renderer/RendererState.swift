@@ -81,6 +81,36 @@ struct RendererState {
         return seconds < lookAhead && queue.byteCount < AudioRenderer.maximumQueuedBytes
     }
 
+    // MARK: - The client's request
+
+    /// Sets the client's request block, replacing the last (a call of the old one still scheduled does nothing).
+    mutating func setRequest(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
+        requestGeneration += 1
+        request = Request(queue: queue, block: block, generation: requestGeneration)
+    }
+
+    /// The request to call now, marked scheduled: while the renderer is ready and no call of it is
+    /// scheduled yet (one call at a time, however many changes make it ready).
+    mutating func scheduleRequestIfReady() -> Request? {
+        guard var scheduled = request, !scheduled.isScheduled, isReadyForMoreMediaData else { return nil }
+        scheduled.isScheduled = true
+        request = scheduled
+        return scheduled
+    }
+
+    /// A scheduled call of request `generation` runs: nil when that request was replaced or ended;
+    /// otherwise its block (nil when no longer ready) and the enqueue count before the call.
+    mutating func beginRequestCall(generation: Int) -> (block: (@Sendable () -> Void)?, enqueueCountBefore: Int)? {
+        guard var called = request, called.generation == generation else { return nil }
+        called.isScheduled = false
+        request = called
+        return (isReadyForMoreMediaData ? called.block : nil, enqueueCount)
+    }
+
+    /// Whether a call that began at `enqueueCountBefore` enqueued nothing: the next waits a little,
+    /// so that a client with nothing to give is not asked in a busy loop.
+    func enqueuedNothing(since enqueueCountBefore: Int) -> Bool { enqueueCount == enqueueCountBefore }
+
     /// Whether a start would not stutter: the preroll is enqueued (or 90 % of a shorter look-ahead),
     /// or no more is coming (no request).
     var hasSufficientMediaDataForReliablePlaybackStart: Bool {

@@ -1,0 +1,78 @@
+import Foundation
+import LongformCore
+@testable import LongformRendering
+import Synchronization
+import Testing
+
+/// From where a rewindable route renders again for late audio, and one rewind for a batch of
+/// changes, carried out on a route that records them: no thread renders.
+@Suite struct RewindCoordinatorTests {
+    /// A rewindable route that only records the rewinds it is asked for.
+    final class RecordingRoute: RewindableRoute {
+        let name = "recording"
+        let format = AudioFormat(sampleRate: 1_000, channelCount: 1)
+        let pacing = RoutePacing.realTime
+        let preferredLookAhead = 1.0
+        let clock = RouteClock(sampleRate: 1_000, rewindMarginFrames: 10)
+        private let recorded = Mutex<[Int64]>([])
+        var rewinds: [Int64] { recorded.withLock { $0 } }
+        func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {}
+        func stop(waiting: Bool) {}
+        func rewind(toFrame frame: Int64) { recorded.withLock { $0.append(frame) } }
+    }
+
+    private static func segment(rate: Double, time: Int64 = 0, anchorTick: Int64 = 0) -> TimelineSegment {
+        TimelineSegment(rate: rate, time: MediaTime(value: time, timescale: 1_000), anchorTick: anchorTick, effectiveTick: anchorTick)
+    }
+
+    private static func frame(for time: Int64, earliest: Int64, _ segment: TimelineSegment, nextChange: Int64? = nil) -> Int64? {
+        RewindCoordinator.frameToRenderAgain(forMediaTime: MediaTime(value: time, timescale: 1_000), earliestChangeableFrame: earliest,
+                                             timeline: (segment, nextChange), sampleRate: 1_000)
+    }
+
+    @Test func lateAudioIsRenderedAgainFromWhereItPlays() {
+        // Playing media time t at tick t: audio for 500 ms is heard from frame 500, not the earliest (100).
+        #expect(Self.frame(for: 500, earliest: 100, Self.segment(rate: 1)) == 500)
+        // Audio for a time already past the earliest frame: from the earliest.
+        #expect(Self.frame(for: 50, earliest: 100, Self.segment(rate: 1)) == 100)
+        // A change of the timeline before that time: what comes after it may differ, so from the earliest.
+        #expect(Self.frame(for: 500, earliest: 100, Self.segment(rate: 1), nextChange: 300) == 100)
+        #expect(Self.frame(for: 500, earliest: 100, Self.segment(rate: 1), nextChange: 700) == 500)
+    }
+
+    @Test func aStoppedTimelineIsRenderedAgainOnlyWhenItIsToMove() {
+        #expect(Self.frame(for: 500, earliest: 100, Self.segment(rate: 0)) == nil, "silence that no audio changes")
+        #expect(Self.frame(for: 500, earliest: 100, Self.segment(rate: 0), nextChange: 200) == 100)
+        #expect(Self.frame(for: 500, earliest: 100, Self.segment(rate: 2)) == 100, "another rate: from the earliest")
+    }
+
+    @Test func aBatchOfChangesRewindsOnceFromItsEarliestFrame() {
+        let coordinator = RewindCoordinator(), route = RecordingRoute()
+        coordinator.rewind(route, toFrame: 40)
+        #expect(route.rewinds == [40], "outside a batch, at once")
+        coordinator.batching(route: { route }) {
+            coordinator.rewind(route, toFrame: 300)
+            coordinator.batching(route: { route }) { coordinator.rewind(route, toFrame: 200) }
+            #expect(route.rewinds == [40], "held until the outermost batch ends")
+            coordinator.rewind(route, toFrame: 250)
+        }
+        #expect(route.rewinds == [40, 200])
+        // A rewind held for a route no longer played to is forgotten.
+        coordinator.batching(route: { route }) {
+            coordinator.rewind(route, toFrame: 90)
+            coordinator.forgetPending()
+        }
+        #expect(route.rewinds == [40, 200])
+    }
+
+    @Test func aBatchThatLastsPastItsDeadlineLetsWhatItHoldsBeHeard() {
+        let coordinator = RewindCoordinator(), route = RecordingRoute()
+        coordinator.batching(route: { route }) {
+            coordinator.rewind(route, toFrame: 70)
+            Thread.sleep(forTimeInterval: RewindCoordinator.batchDeadline + 0.2) // a slow file opening
+            #expect(route.rewinds == [70])
+            coordinator.rewind(route, toFrame: 60)
+        }
+        #expect(route.rewinds == [70, 60])
+    }
+}
