@@ -30,9 +30,8 @@ final class SpeakerLink: Sendable {
         var isStopped = false
         var channel: (any Channel)?
         var reconnect: Scheduled<Void>?
-        var backoff = 0.1
-        var failures = 0
-        /// Whether the current connection was welcomed: only such a one, lasting 5 s, resets the backoff.
+        var policy = ReconnectPolicy()
+        /// Whether the current connection was welcomed (see `ReconnectPolicy`).
         var isWelcomed = false
     }
 
@@ -120,15 +119,10 @@ final class SpeakerLink: Sendable {
 
     /// A connection ended before the speaker said welcome: logged once, then once a minute or so.
     func connectionDidFail(_ error: any Error) {
-        let failures = state.withLock { state in
-            state.failures += 1
-            return state.failures
-        }
-        if failures == 1 || failures % 60 == 0 { logger.warning("speaker \(endpoint): \(error); trying again") }
+        if state.withLock({ $0.policy.attemptFailed() }) { logger.warning("speaker \(endpoint): \(error); trying again") }
     }
 
-    /// A connection is over (or never was): the next attempt after the backoff. A speaker that
-    /// welcomes and closes at once (it refuses the stream) is not asked again ten times a second.
+    /// A connection is over (or never was): the next attempt after the policy's delay.
     private func connectionDidEnd(startedAt: NIODeadline) {
         feed.setWakeHandler(nil, forLink: index)
         feed.linkDidDisconnect(index)
@@ -136,12 +130,7 @@ final class SpeakerLink: Sendable {
         state.withLock { state in
             state.channel = nil
             guard !state.isStopped else { return }
-            if state.isWelcomed && lasted > .seconds(5) {
-                state.backoff = 0.1
-                state.failures = 0
-            }
-            let delay = state.backoff
-            state.backoff = min(state.backoff * 2, 1)
+            let delay = state.policy.connectionEnded(wasWelcomed: state.isWelcomed, lastedSeconds: Double(lasted.nanoseconds) / 1e9)
             state.reconnect = eventLoop.scheduleTask(in: .nanoseconds(Int64(delay * 1e9))) { self.connect() }
         }
     }
