@@ -1,5 +1,6 @@
 @testable import LongformSpeakerSender
 import LongformSpeakerProtocol
+import Synchronization
 import Testing
 
 /// What the speaker route's links are given to send, in order, without sockets: audio never crosses
@@ -108,5 +109,26 @@ import Testing
         var joined: [SpeakerMessage] = []
         while case .messages(let batch) = feed.nextWork(for: 1, timeout: 0.01) { joined += batch }
         #expect(audio(joined).map(\.first) == [0, 4_096, 8_192, 60_000] && audio(joined).map(\.count) == [4_096, 4_096, 1_808, 3_000], "\(audio(joined))")
+    }
+
+    @Test func onlyAChangeThatMayGiveALinkWorkWakesIt() {
+        let feed = SpeakerFeed(speakerCount: 2, format: Self.format)
+        let wakes = Mutex([0, 0])
+        for index in 0..<2 {
+            _ = feed.linkDidConnect(index, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
+            feed.setWakeHandler({ wakes.withLock { $0[index] += 1 } }, forLink: index)
+        }
+        append(feed, 100_000, at: 0, value: 0.25)
+        #expect(wakes.withLock { $0 } == [1, 1], "new audio: every link")
+        // The route's idle loop discards heard audio every 10 ms; answers are for the route's thread.
+        feed.discardHeard(before: 50_000)
+        feed.record(answer: true, firstUnplayedFrame: 0, ofRequest: 1, from: 0)
+        #expect(wakes.withLock { $0 } == [1, 1])
+        // A status may make room in its own link's flight only.
+        feed.record(status: SpeakerStatus(bufferEndFrame: 40_000, nextFrame: 1_000, clockOffset: 0, clockUncertainty: 0,
+                                          isSynchronized: true, isPlaying: true), from: 1)
+        #expect(wakes.withLock { $0 } == [1, 2])
+        feed.setVolume(0.5, ofSpeaker: nil)
+        #expect(wakes.withLock { $0 } == [2, 3], "a control message for all: every link")
     }
 }

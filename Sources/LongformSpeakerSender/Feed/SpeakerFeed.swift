@@ -72,15 +72,33 @@ final class SpeakerFeed: @unchecked Sendable {
         outboxes = Array(repeating: Outbox(), count: speakerCount)
     }
 
-    /// Runs a change under the lock and wakes the links: those waiting in `nextWork` and those
-    /// with a wake handler (called after the lock is let go).
-    private func locked<T>(_ body: () -> T) -> T {
+    /// The links a change may have given work: their wake handlers are called.
+    private enum Wake {
+        /// Every link (new audio, a control message for all).
+        case all
+        /// Link `index` alone (a status that made room in its flight).
+        case link(Int)
+        /// None (the route's thread waits on the condition for answers; links have nothing new).
+        case none
+    }
+
+    /// Runs a change under the lock, wakes every waiter in `nextWork` or `refusals`, and calls the
+    /// wake handlers of the links in `wake` after the lock is let go. Only changes that may give a
+    /// link work wake it: a handler runs a task on the link's event loop, and the route's idle
+    /// loop (every 10 ms) or every speaker's status waking every link cost each speaker as much
+    /// CPU as its audio.
+    private func locked<T>(waking wake: Wake = .all, _ body: () -> T) -> T {
         condition.lock()
         let result = body()
-        let handlers = wakeHandlers.values
+        let handlers: [@Sendable () -> Void]
+        switch wake {
+        case .all: handlers = Array(wakeHandlers.values)
+        case .link(let index): handlers = wakeHandlers[index].map { [$0] } ?? []
+        case .none: handlers = []
+        }
         condition.broadcast()
         condition.unlock()
-        for wake in handlers { wake() }
+        for handler in handlers { handler() }
         return result
     }
 
@@ -105,7 +123,7 @@ final class SpeakerFeed: @unchecked Sendable {
 
     /// Forgets audio heard before `frame`.
     func discardHeard(before frame: Int64) {
-        locked { history.discard(before: frame) }
+        locked(waking: .none) { history.discard(before: frame) }
     }
 
     /// Sends `newAnchor` to every speaker, and to those that connect later.
@@ -238,7 +256,8 @@ final class SpeakerFeed: @unchecked Sendable {
     /// missed, the anchor, volume and metadata) and starts its audio at the end of its buffer, or,
     /// when it holds nothing of this session, at `startFrame` (the frame heard now plus the lead).
     func linkDidConnect(_ index: Int, bufferEndFrame: Int64, capacityFrames: UInt64, startFrame: Int64) -> [SpeakerMessage] {
-        locked {
+        // The link sends what it is given, then takes its work: no wake-up needed.
+        locked(waking: .none) {
             var outbox = outboxes[index]
             outbox.isConnected = true
             outbox.connectionNumber += 1
@@ -266,7 +285,7 @@ final class SpeakerFeed: @unchecked Sendable {
 
     /// Speaker `index`'s connection is gone. A flush it may not have seen is sent when it comes back.
     func linkDidDisconnect(_ index: Int) {
-        locked {
+        locked(waking: .none) {
             var outbox = outboxes[index]
             guard outbox.isConnected else { return }
             outbox.isConnected = false
@@ -282,7 +301,7 @@ final class SpeakerFeed: @unchecked Sendable {
 
     /// Speaker `index` answered flush `requestID`.
     func record(answer isAccepted: Bool, firstUnplayedFrame: Int64, ofRequest requestID: UInt32, from index: Int) {
-        locked {
+        locked(waking: .none) {
             // Answers come in order: one means every flush sent before it was seen.
             outboxes[index].unansweredFlush = nil
             if requestID != 0 { outboxes[index].answers[requestID] = (isAccepted, firstUnplayedFrame) }
@@ -291,7 +310,7 @@ final class SpeakerFeed: @unchecked Sendable {
 
     /// Speaker `index` reported its status.
     func record(status: SpeakerStatus, from index: Int) {
-        locked {
+        locked(waking: .link(index)) {
             outboxes[index].status = (status, HostClock.now())
             if status.bufferEndFrame >= 0 { outboxes[index].acknowledgedEnd = status.bufferEndFrame }
             // Audio before the first frame a playing speaker can still change is never heard: it
