@@ -2,6 +2,7 @@ import Logging
 import LongformCore
 import LongformRoutes
 import LongformSpeakerProtocol
+import Synchronization
 
 /// The sender's side of the clock exchange: answers every speaker's request on one UDP port with
 /// the host clock, which is the network clock of its group. On its own thread, so that an answer
@@ -39,5 +40,24 @@ final class ClockServer: @unchecked Sendable {
     /// Stops answering and waits for the thread.
     func stop() {
         thread.stop(waiting: true)
+    }
+}
+
+extension ClockServer {
+    /// The process's servers, by the port asked for (0: the one on a free port).
+    private static let servers = Mutex<[Int: ClockServer]>([:])
+
+    /// The process's clock server on `port` (0: one on a free port), started at the first call
+    /// and kept to the process's end. Its answers are the host clock, the same for every route, so
+    /// routes share it: a route that takes over from another on a fixed port (a restart, a new
+    /// route of the same speakers) finds the port serving instead of taken.
+    static func shared(onPort port: Int) throws(SocketError) -> ClockServer {
+        try servers.withLock { servers throws(SocketError) -> ClockServer in
+            if let server = servers[port] { return server }
+            let server = try ClockServer(port: port)
+            server.start()
+            servers[port] = server
+            return server
+        }
     }
 }

@@ -26,8 +26,9 @@ import NIOPosix
 ///   grows to what the speakers need, so that refusals stay rare.
 /// - Each speaker has its own connection that reconnects by itself; one that was away is sent
 ///   what it is missing from where its buffer ends. The route answers the speakers' clock requests
-///   on a UDP port of its own, a free one or `LONGFORM_SPEAKER_TIMING_PORT`'s (for a firewall),
-///   kept from its first start to its end.
+///   on a UDP port, a free one or `LONGFORM_SPEAKER_TIMING_PORT`'s (for a firewall), served by
+///   the process from the first start of a route on it to the process's end, and shared by every
+///   route that asks for the same port.
 public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRoute, @unchecked Sendable {
     public let name: String
     public let format: AudioFormat
@@ -51,8 +52,6 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     private let thread = RestartableRouteThread()
     private let rewinds = RewindSignal()
     private let running = LockedValue<Running?>(nil)
-    /// Answers the clock from the first start on: a restart finds its port still its own.
-    private let clockServer = LockedValue<ClockServer?>(nil)
     /// Volumes and what plays, kept across starts: a new start's speakers are told them too.
     private let settings = LockedValue<Settings>(Settings())
     private let logger = Logger(label: LogLabel.speakerRoute)
@@ -77,15 +76,17 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     public static let timingPortVariable = "LONGFORM_SPEAKER_TIMING_PORT"
 
     /// A route to `endpoints` at `sampleRate` with `channelCount` channels (sent as Float32: lossless).
-    /// The pairing secret, for speakers that require one, is `LONGFORM_SPEAKER_SECRET`'s.
+    /// The pairing secret, for speakers that require one, is `LONGFORM_SPEAKER_SECRET`'s; the
+    /// clock's port is `timingPort`, or when nil `LONGFORM_SPEAKER_TIMING_PORT`'s (0 or unset: a free one).
     public init(endpoints: [SpeakerEndpoint], sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 180,
-                senderName: String = ProcessInfo.processInfo.hostName) {
+                senderName: String = ProcessInfo.processInfo.hostName, timingPort: Int? = nil) {
         pairingSecret = Result { () throws(PairingSecret.Refusal) in try PairingSecret.fromEnvironment() }
         self.endpoints = endpoints
         self.senderName = senderName
         let name = "speaker:" + endpoints.map(\.description).joined(separator: ",")
         self.name = name
-        timingPort = Result { () throws(RouteError) in
+        self.timingPort = Result { () throws(RouteError) in
+            if let timingPort { return timingPort }
             guard let text = ProcessInfo.processInfo.environment[Self.timingPortVariable] else { return 0 }
             guard let port = Int(text), (1...65_535).contains(port) else {
                 throw RouteError(route: name, reason: "\(Self.timingPortVariable) is '\(text)', not a port from 1 to 65535")
@@ -186,25 +187,10 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         for link in run.links { link.stop() }
     }
 
-    /// The clock server, started at the first call.
+    /// The process's clock server on the port asked for (see `ClockServer.shared(onPort:)`).
     private func startedClockServer() throws(RouteError) -> ClockServer {
         let port = try timingPort.get()
-        let name = name
-        return try clockServer.withLock { server -> Result<ClockServer, RouteError> in
-            if let server { return .success(server) }
-            do {
-                let started = try ClockServer(port: port)
-                started.start()
-                server = started
-                return .success(started)
-            } catch {
-                return .failure(RouteError(route: name, reason: "no port for the clock: \(error)"))
-            }
-        }.get()
-    }
-
-    deinit {
-        clockServer.value?.stop()
+        do { return try ClockServer.shared(onPort: port) } catch { throw RouteError(route: name, reason: "no port for the clock: \(error)") }
     }
 
     // MARK: - The route's thread

@@ -1,0 +1,43 @@
+import Foundation
+import LongformCore
+import LongformRendering
+@testable import LongformSpeakerSender
+import LongformSpeakerProtocol
+import Testing
+
+/// The sender's clock port: routes of one process share the server on a port, so a route that
+/// takes over from another on a fixed port (`LONGFORM_SPEAKER_TIMING_PORT`) starts.
+@Suite struct ClockServerTests {
+    /// Renders silence: the route needs a source to start, and no speaker answers here.
+    final class SilentSource: RouteRenderSource, @unchecked Sendable {
+        func render(into buffer: UnsafeMutableBufferPointer<Float>, frameCount: Int, atRouteFrame routeFrame: Int64) -> Int {
+            buffer.update(repeating: 0)
+            return frameCount
+        }
+    }
+
+    /// A port free now (bound and let go).
+    private static func freePort() throws -> Int {
+        let socket = try PosixSocket.boundDatagramSocket(port: 0)
+        return socket.localPort
+    }
+
+    @Test func twoRoutesOnOneFixedPortBothStartAndTheClockIsAnswered() throws {
+        let port = try Self.freePort()
+        // Nothing listens at port 9: the links try again in the background.
+        let nowhere = [SpeakerEndpoint(parsing: "127.0.0.1:9")!]
+        let first = SpeakerRoute(endpoints: nowhere, timingPort: port), second = SpeakerRoute(endpoints: nowhere, timingPort: port)
+        try first.start(pullingFrom: SilentSource())
+        defer { first.stop(waiting: true) }
+        // The first is still alive and holds its port: a second route on it used to fail with "no port for the clock".
+        try second.start(pullingFrom: SilentSource())
+        defer { second.stop(waiting: true) }
+
+        let socket = try PosixSocket.connectedDatagramSocket(host: "127.0.0.1", port: port)
+        socket.setTimeouts(seconds: 1)
+        let t1 = HostClock.now()
+        socket.sendDatagram(ClockExchange.encode(ClockExchange.Request(sequence: 7, t1: t1)))
+        let reply = try #require(socket.receiveDatagram().flatMap { ClockExchange.decodeReply($0.bytes) }, "no answer on port \(port)")
+        #expect(reply.sequence == 7 && reply.t1 == t1 && reply.t2 >= t1 && reply.t3 >= reply.t2)
+    }
+}
