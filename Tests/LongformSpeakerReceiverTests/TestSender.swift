@@ -10,7 +10,8 @@ import Glibc
 /// A sender for the tests, on real loopback sockets: a TCP connection to a speaker that sends
 /// frames and collects what the speaker answers, and a UDP port that answers clock requests
 /// with this machine's monotonic clock (the network clock, as the engine's route will). Given a
-/// pairing secret, it answers a challenge with its proof and seals what it sends from then on.
+/// pairing secret, it answers a challenge with its proof and seals what it sends from then on,
+/// and answers clock requests tagged with the secret's key, tagged.
 final class TestSender: @unchecked Sendable {
     let timingPort: UInt16
     private let timingSocket: Int32
@@ -29,7 +30,8 @@ final class TestSender: @unchecked Sendable {
         timingSocket = timing
         timingPort = port
         stream = try LoopbackSocket.connect(port: speakerPort)
-        Thread.detachNewThread { Self.answerClockRequests(on: timing) }
+        let keys = secret.map { [ClockKey(secret: $0)] } ?? []
+        Thread.detachNewThread { Self.answerClockRequests(on: timing, keys: keys) }
         Thread.detachNewThread { [self] in readReplies() }
     }
 
@@ -37,7 +39,7 @@ final class TestSender: @unchecked Sendable {
 
     struct SenderFailure: Error, CustomStringConvertible { var description: String }
 
-    private static func answerClockRequests(on descriptor: Int32) {
+    private static func answerClockRequests(on descriptor: Int32, keys: [ClockKey]) {
         var buffer = [UInt8](repeating: 0, count: 128)
         while true {
             var from = sockaddr_in()
@@ -45,8 +47,8 @@ final class TestSender: @unchecked Sendable {
             let count = withUnsafeMutablePointer(to: &from) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(descriptor, &buffer, buffer.count, 0, $0, &length) } }
             let t2 = HostClock.now()
             guard count > 0 else { return }
-            guard let request = ClockExchange.decodeRequest(buffer[0..<count]) else { continue }
-            let reply = ClockExchange.encode(ClockExchange.Reply(sequence: request.sequence, t1: request.t1, t2: t2, t3: HostClock.now()))
+            guard let (request, key) = ClockExchange.decodeRequest(buffer[0..<count], keys: keys) else { continue }
+            let reply = ClockExchange.encode(ClockExchange.Reply(sequence: request.sequence, t1: request.t1, t2: t2, t3: HostClock.now()), key: key)
             _ = withUnsafePointer(to: &from) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(descriptor, reply, reply.count, 0, $0, length) } }
         }
     }

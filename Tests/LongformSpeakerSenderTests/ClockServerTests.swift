@@ -40,4 +40,22 @@ import Testing
         let reply = try #require(socket.receiveDatagram().flatMap { ClockExchange.decodeReply($0.bytes) }, "no answer on port \(port)")
         #expect(reply.sequence == 7 && reply.t1 == t1 && reply.t2 >= t1 && reply.t3 >= reply.t2)
     }
+
+    @Test func aServerWithASecretAnswersRequestsTaggedWithItAndUntaggedOnesOnly() throws {
+        let port = try Self.freePort()
+        let key = ClockKey(secret: try PairingSecret(passphrase: "a long random secret for the tests"))
+        _ = try ClockServer.shared(onPort: port, key: key)
+        let socket = try PosixSocket.connectedDatagramSocket(host: "127.0.0.1", port: port)
+        socket.setTimeouts(seconds: 0.5)
+        func ask(_ sequence: UInt32, key: ClockKey?) -> [UInt8]? {
+            socket.sendDatagram(ClockExchange.encode(ClockExchange.Request(sequence: sequence, t1: HostClock.now()), key: key))
+            return socket.receiveDatagram()?.bytes
+        }
+        let tagged = try #require(ask(1, key: key), "a tagged request is answered")
+        #expect(ClockExchange.decodeReply(tagged, key: key)?.sequence == 1, "tagged with the same key")
+        let other = ClockKey(secret: try PairingSecret(passphrase: "another long random secret"))
+        #expect(ask(2, key: other) == nil, "a request another secret tagged is dropped")
+        let plain = try #require(ask(3, key: nil), "a speaker without a secret is answered")
+        #expect(ClockExchange.decodeReply(plain)?.sequence == 3 && ClockExchange.decodeReply(plain, key: key) == nil, "untagged")
+    }
 }

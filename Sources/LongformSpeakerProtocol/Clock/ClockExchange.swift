@@ -48,32 +48,54 @@ public enum ClockExchange {
     static let requestLength = 24
     static let replyLength = 40
 
-    /// The request's 24 bytes.
-    public static func encode(_ request: Request) -> [UInt8] {
+    /// The request's 24 bytes: its last 8 the tag under `key`, or zero without one.
+    public static func encode(_ request: Request, key: ClockKey? = nil) -> [UInt8] {
         var writer = header(kind: 1, sequence: request.sequence)
         writer.append(request.t1)
-        writer.append(UInt64(0))
-        return writer.bytes
+        return tagged(writer.bytes, key: key)
     }
 
-    /// The reply's 40 bytes.
-    public static func encode(_ reply: Reply) -> [UInt8] {
+    /// The reply's 40 bytes: its last 8 the tag under `key`, or zero without one.
+    public static func encode(_ reply: Reply, key: ClockKey? = nil) -> [UInt8] {
         var writer = header(kind: 2, sequence: reply.sequence)
         writer.append(reply.t1)
         writer.append(reply.t2)
         writer.append(reply.t3)
-        writer.append(UInt64(0))
-        return writer.bytes
+        return tagged(writer.bytes, key: key)
     }
 
-    /// A datagram as a request; nil for anything else (a datagram is dropped, not answered).
+    /// A datagram as a request, and the key among `keys` its tag is made with (nil: it has none,
+    /// a speaker without a secret); nil for anything else, a tag no key made included.
+    public static func decodeRequest(_ datagram: some Collection<UInt8>, keys: [ClockKey]) -> (request: Request, key: ClockKey?)? {
+        let bytes = Array(datagram)
+        guard let request = decodeRequest(bytes) else { return nil }
+        let fields = bytes.prefix(requestLength - ClockKey.tagLength), tag = bytes.suffix(ClockKey.tagLength)
+        if tag.allSatisfy({ $0 == 0 }) { return (request, nil) }
+        guard let key = keys.first(where: { $0.tag(of: fields).elementsEqual(tag) }) else { return nil }
+        return (request, key)
+    }
+
+    /// A datagram as a reply whose tag is `key`'s (any tag without a key); nil for anything else.
+    public static func decodeReply(_ datagram: some Collection<UInt8>, key: ClockKey?) -> Reply? {
+        let bytes = Array(datagram)
+        guard let reply = decodeReply(bytes) else { return nil }
+        guard let key else { return reply }
+        return key.tag(of: bytes.prefix(replyLength - ClockKey.tagLength)).elementsEqual(bytes.suffix(ClockKey.tagLength)) ? reply : nil
+    }
+
+    /// `fields` and their tag under `key`, or 8 zero bytes.
+    private static func tagged(_ fields: [UInt8], key: ClockKey?) -> [UInt8] {
+        fields + (key?.tag(of: fields) ?? [UInt8](repeating: 0, count: ClockKey.tagLength))
+    }
+
+    /// A datagram as a request, its tag not checked; nil for anything else (a datagram is dropped, not answered).
     public static func decodeRequest(_ datagram: some Collection<UInt8>) -> Request? {
         guard var reader = reader(datagram, kind: 1, length: requestLength) else { return nil }
         guard let sequence = try? reader.read(UInt32.self), let t1 = try? reader.read(UInt64.self) else { return nil }
         return Request(sequence: sequence, t1: t1)
     }
 
-    /// A datagram as a reply; nil for anything else.
+    /// A datagram as a reply, its tag not checked; nil for anything else.
     public static func decodeReply(_ datagram: some Collection<UInt8>) -> Reply? {
         guard var reader = reader(datagram, kind: 2, length: replyLength) else { return nil }
         guard let sequence = try? reader.read(UInt32.self), let t1 = try? reader.read(UInt64.self),

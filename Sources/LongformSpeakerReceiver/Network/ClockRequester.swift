@@ -22,6 +22,8 @@ final class ClockRequester: Sendable {
     }
 
     private let session: LockedSession
+    /// Tags its requests and checks the replies' tags, for a speaker with a pairing secret.
+    private let key: ClockKey?
     private let logger = Logger(label: "longform.speaker.clock")
     private let thread = RouteThread()
     /// The target, and a count that changes with each `setTarget` (the same sender again gets a fresh start).
@@ -29,9 +31,10 @@ final class ClockRequester: Sendable {
     /// Signalled on a new target and on stop: the thread sleeps on it while it has no target.
     private let wake = DispatchSemaphore(value: 0)
 
-    /// A requester for `session`'s clock; `start()` begins.
-    init(session: LockedSession) {
+    /// A requester for `session`'s clock, tagging with `key` (a paired speaker's); `start()` begins.
+    init(session: LockedSession, key: ClockKey?) {
         self.session = session
+        self.key = key
     }
 
     /// Asks `host`:`port` (a numeric address) from now on.
@@ -93,7 +96,7 @@ final class ClockRequester: Sendable {
                 sequence &+= 1
                 outstanding[sequence] = t1
                 if outstanding.count > 64, let oldest = outstanding.keys.min() { outstanding.removeValue(forKey: oldest) }
-                socket.sendDatagram(ClockExchange.encode(ClockExchange.Request(sequence: sequence, t1: t1)))
+                socket.sendDatagram(ClockExchange.encode(ClockExchange.Request(sequence: sequence, t1: t1), key: key))
                 // On the interval's grid (a wait rounded up to the millisecond does not slow the
                 // rate), starting afresh after a stall.
                 let interval = t1 - targetSince < ClockExchange.startupSpan ? ClockExchange.startupRequestInterval : ClockExchange.requestInterval
@@ -109,9 +112,10 @@ final class ClockRequester: Sendable {
             guard socket.waitUntilReadable(milliseconds: Int32((wait + 999_999) / 1_000_000)) else { continue }
             // A refused send (nothing on the sender's port yet) surfaces here as an error: nil.
             guard let datagram = socket.receiveDatagram(),
-                  let reply = ClockExchange.decodeReply(datagram.bytes),
+                  let reply = ClockExchange.decodeReply(datagram.bytes, key: key),
                   outstanding.removeValue(forKey: reply.sequence) == reply.t1 else {
-                // Not an answer to a request of ours: dropped without a word (a flood costs nothing).
+                // Not an answer to a request of ours (or, paired, not tagged by our sender): dropped
+                // without a word (a flood costs nothing).
                 continue
             }
             session.withLock { $0.receiveClockReply(reply, at: datagram.receivedAt) }

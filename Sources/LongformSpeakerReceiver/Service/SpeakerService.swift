@@ -38,7 +38,7 @@ public final class SpeakerService: @unchecked Sendable {
         session = LockedSession(SpeakerSession(configuration: configuration))
         self.route = route
         output = SpeakerOutput(session: session, route: route)
-        clockRequester = ClockRequester(session: session)
+        clockRequester = ClockRequester(session: session, key: pairingSecret.map(ClockKey.init))
     }
 
     /// The sender's name while one is connected.

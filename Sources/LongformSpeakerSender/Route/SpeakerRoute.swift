@@ -105,7 +105,7 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         thread.stop(waiting: true)
         stopConnections(running.withLock { running in defer { running = nil }; return running })
         clock.reset()
-        let clockPort = try startedClockServer().port
+        let clockPort = try startedClockServer(secret: secret).port
         let feed = SpeakerFeed(speakerCount: endpoints.count,
                                format: AudioStreamFormat(sampleRate: UInt32(format.sampleRate), channelCount: UInt8(format.channelCount), encoding: .float32))
         // A new session each start: the speakers empty what an earlier one left.
@@ -187,10 +187,11 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         for link in run.links { link.stop() }
     }
 
-    /// The process's clock server on the port asked for (see `ClockServer.shared(onPort:)`).
-    private func startedClockServer() throws(RouteError) -> ClockServer {
+    /// The process's clock server on the port asked for, answering the speakers paired with `secret`
+    /// (see `ClockServer.shared(onPort:key:)`).
+    private func startedClockServer(secret: PairingSecret?) throws(RouteError) -> ClockServer {
         let port = try timingPort.get()
-        do { return try ClockServer.shared(onPort: port) } catch { throw RouteError(route: name, reason: "no port for the clock: \(error)") }
+        do { return try ClockServer.shared(onPort: port, key: secret.map(ClockKey.init)) } catch { throw RouteError(route: name, reason: "no port for the clock: \(error)") }
     }
 
     // MARK: - The route's thread
