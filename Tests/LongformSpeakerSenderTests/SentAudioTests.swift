@@ -4,6 +4,7 @@ import Testing
 /// The sender's history of rendered audio: a paused span it skipped is held as silence, known as
 /// unrendered through flushes and discards, and never counted as audio.
 @Suite struct SentAudioTests {
+    /// A history at 1 kHz, mono, holding `pieces` (first frame, frame count) appended in order.
     private func history(_ pieces: [(first: Int64, count: Int)]) -> SentAudio {
         var history = SentAudio(channelCount: 1, sampleRate: 1_000)
         for piece in pieces {
@@ -45,6 +46,9 @@ import Testing
         held = history([(0, 6_000), (7_000, 1_000)])
         held.discard(before: 5_000)
         #expect(held.unrenderedSpans == [6_000..<7_000])
+        held = history([(0, 1_000), (10_000, 1_000)])
+        held.discard(before: 6_000) // inside the span: what is left of it is from the new start
+        #expect(held.startFrame == 6_000 && held.unrenderedSpans == [6_000..<10_000] && held.firstRenderedFrame(from: 6_000) == 10_000)
         let far = history([(0, 1_000), (2_000, 1_000), (100_000, 10)])
         #expect(far.startFrame == 100_000 && far.unrenderedSpans.isEmpty, "more than 30 s away: nothing before is kept")
     }

@@ -131,4 +131,23 @@ import Testing
         feed.setVolume(0.5, ofSpeaker: nil)
         #expect(wakes.withLock { $0 } == [2, 3], "a control message for all: every link")
     }
+
+    @Test func afterAPauseLongerThanTheHistoryKeepsASecondOfResumedAudioGoesAtOnce() {
+        for discardsBeforeResuming in [true, false] {
+            let feed = SpeakerFeed(speakerCount: 1, format: Self.format)
+            _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 10_000_000, startFrame: 0)
+            append(feed, 300_000, at: 0, value: 0.25)
+            // The speaker has it all, paused at its end.
+            let paused = SpeakerStatus(bufferEndFrame: 300_000, nextFrame: -1, clockOffset: 0, clockUncertainty: 0, isSynchronized: true, isPlaying: false)
+            while case .messages = feed.nextWork(for: 0, timeout: 0.01) { feed.record(status: paused, from: 0) }
+            // Resumed 100,000 frames later (the route discards what was heard first), or 40 s later
+            // (more than the 30 s a gap is kept): either way nothing of the pause is held.
+            let resume: Int64 = discardsBeforeResuming ? 400_000 : 300_000 + 40 * 44_100
+            if discardsBeforeResuming { feed.discardHeard(before: resume) }
+            append(feed, 88_200, at: resume, value: 0.5)
+            let sent = audio(drain(feed))
+            #expect(sent.first?.first == resume && sent.reduce(0) { $0 + Int($1.count) } >= 44_100,
+                    "a second in flight at once, not one message and a wait: \(sent.map(\.first))")
+        }
+    }
 }

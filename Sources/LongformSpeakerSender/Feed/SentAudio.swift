@@ -13,8 +13,8 @@ struct SentAudio {
     /// The longest gap filled with silence (30 s).
     private let maximumGapFrames: Int64
     /// The gaps held as silence (paused spans, not rendered), ascending and within what is held.
-    /// They are never sent: a speaker fills a gap with silence itself, and a resume's audio that
-    /// waited behind a paused second of silence came too late to be heard from its first frame.
+    /// They are never sent (a speaker fills a gap with silence itself), so the audio after one
+    /// goes out right behind the anchor that resumes it.
     private(set) var unrenderedSpans: [Range<Int64>] = []
 
     /// An empty history.

@@ -56,7 +56,8 @@ final class SpeakerFeed: @unchecked Sendable {
     private var groupVolume: Float = 1
     private var nowPlaying: NowPlayingInfo?
     private var nextRequestID: UInt32 = 1
-    /// Called after every change, outside the lock: how a link on an event loop learns of work.
+    /// Called, outside the lock, after a change that may give link `index` work (see `Wake`): how
+    /// a link on an event loop learns of work.
     private var wakeHandlers: [Int: @Sendable () -> Void] = [:]
     /// Audio messages carry at most this many frames (about 93 ms at 44.1 kHz).
     static let framesPerMessage = 4_096
@@ -83,10 +84,8 @@ final class SpeakerFeed: @unchecked Sendable {
     }
 
     /// Runs a change under the lock, wakes every waiter in `nextWork` or `refusals`, and calls the
-    /// wake handlers of the links in `wake` after the lock is let go. Only changes that may give a
-    /// link work wake it: a handler runs a task on the link's event loop, and the route's idle
-    /// loop (every 10 ms) or every speaker's status waking every link cost each speaker as much
-    /// CPU as its audio.
+    /// wake handlers of the links in `wake` after the lock is let go. Only a change that may give a
+    /// link work wakes it: each wake-up is a task on the links' event loop.
     private func locked<T>(waking wake: Wake = .all, _ body: () -> T) -> T {
         condition.lock()
         let result = body()
@@ -102,7 +101,7 @@ final class SpeakerFeed: @unchecked Sendable {
         return result
     }
 
-    /// Sets what is called after every change for link `index` (nil: nothing).
+    /// Sets what is called after a change that may give link `index` work (nil: nothing; see `Wake`).
     func setWakeHandler(_ handler: (@Sendable () -> Void)?, forLink index: Int) {
         reading { wakeHandlers[index] = handler }
     }
@@ -314,10 +313,8 @@ final class SpeakerFeed: @unchecked Sendable {
             outboxes[index].status = (status, HostClock.now())
             if status.bufferEndFrame >= 0 { outboxes[index].acknowledgedEnd = status.bufferEndFrame }
             // Audio before the first frame a playing speaker can still change is never heard: it
-            // is not sent, nor waited for. (After a pause, the paused span's silence lies there;
-            // the speaker, playing past it, keeps none of it and reports an empty buffer, and the
-            // link, waiting for that second to be acknowledged, sent nothing more: a room silent
-            // until the next flush.)
+            // is not sent, nor waited for (the speaker keeps none of it, so no status would ever
+            // acknowledge it).
             if status.isPlaying && status.nextFrame > outboxes[index].acknowledgedEnd {
                 outboxes[index].acknowledgedEnd = status.nextFrame
                 outboxes[index].cursor = max(outboxes[index].cursor, status.nextFrame)
@@ -351,10 +348,12 @@ final class SpeakerFeed: @unchecked Sendable {
         }
         let end = min(history.endFrame, heldFrom ?? .max)
         let inFlightLimit = Int64(Self.inFlightSeconds * Double(format.sampleRate))
-        // A paused span is neither sent nor counted in flight (see `SentAudio.unrenderedSpans`).
+        // A paused span is neither sent nor counted in flight (see `SentAudio.unrenderedSpans`),
+        // nor is audio no longer held (heard, or skipped by a pause longer than the history keeps).
         let first = history.firstRenderedFrame(from: max(outbox.cursor, history.startFrame))
+        let unacknowledged = max(outbox.acknowledgedEnd, history.startFrame)
         guard outbox.isConnected, first < end,
-              history.renderedFrameCount(in: outbox.acknowledgedEnd..<max(outbox.cursor, outbox.acknowledgedEnd)) < inFlightLimit else { return nil }
+              history.renderedFrameCount(in: unacknowledged..<max(outbox.cursor, unacknowledged)) < inFlightLimit else { return nil }
         // Never past a held flush: that audio may be about to change.
         let samples = history.renderedFrames(from: first, count: Int(min(Int64(Self.framesPerMessage), end - first)))
         let count = samples.count / Int(format.channelCount)
