@@ -69,6 +69,9 @@ import Testing
     }
 
     @Test func aResetDropsTheOpenRunWithoutItsTail() {
+        var finished = StreamConverter(outputRate: 44_100, outputChannels: 2)
+        _ = finished.convert(H.constant(0.5, frames: 4_800, at: 0, rate: 48_000))
+        #expect(!finished.finish().isEmpty, "an open run ends with its tail")
         var converter = StreamConverter(outputRate: 44_100, outputChannels: 2)
         _ = converter.convert(H.constant(0.5, frames: 4_800, at: 0, rate: 48_000))
         converter.reset()

@@ -21,10 +21,12 @@ import Testing
         func rewind(toFrame frame: Int64) { recorded.withLock { $0.append(frame) } }
     }
 
+    /// A timeline segment at 1,000 ticks a second: `rate` from `anchorTick`, media time `time` (ms) there.
     private static func segment(rate: Double, time: Int64 = 0, anchorTick: Int64 = 0) -> TimelineSegment {
         TimelineSegment(rate: rate, time: MediaTime(value: time, timescale: 1_000), anchorTick: anchorTick, effectiveTick: anchorTick)
     }
 
+    /// `frameToRenderAgain` at 1 kHz for media time `time` (ms), the earliest changeable frame `earliest`.
     private static func frame(for time: Int64, earliest: Int64, _ segment: TimelineSegment, nextChange: Int64? = nil) -> Int64? {
         RewindCoordinator.frameToRenderAgain(forMediaTime: MediaTime(value: time, timescale: 1_000), earliestChangeableFrame: earliest,
                                              timeline: (segment, nextChange), sampleRate: 1_000)
@@ -47,7 +49,8 @@ import Testing
     }
 
     @Test func aBatchOfChangesRewindsOnceFromItsEarliestFrame() {
-        let coordinator = RewindCoordinator(), route = RecordingRoute()
+        // A deadline no descheduled test thread reaches: only the batch's end sends the rewind.
+        let coordinator = RewindCoordinator(batchDeadline: 3_600), route = RecordingRoute()
         coordinator.rewind(route, toFrame: 40)
         #expect(route.rewinds == [40], "outside a batch, at once")
         coordinator.batching(route: { route }) {

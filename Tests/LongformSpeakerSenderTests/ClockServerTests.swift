@@ -46,10 +46,15 @@ import Testing
         let key = ClockKey(secret: try PairingSecret(passphrase: "a long random secret for the tests"))
         _ = try ClockServer.shared(onPort: port, key: key)
         let socket = try PosixSocket.connectedDatagramSocket(host: "127.0.0.1", port: port)
-        socket.setTimeouts(seconds: 0.5)
+        socket.setTimeouts(seconds: 2)
+        /// The reply to request `sequence` tagged with `key`, or nil when none comes within 2 s
+        /// (a late reply to an earlier request is not taken for it).
         func ask(_ sequence: UInt32, key: ClockKey?) -> [UInt8]? {
             socket.sendDatagram(ClockExchange.encode(ClockExchange.Request(sequence: sequence, t1: HostClock.now()), key: key))
-            return socket.receiveDatagram()?.bytes
+            while let bytes = socket.receiveDatagram()?.bytes {
+                if ClockExchange.decodeReply(bytes)?.sequence == sequence { return bytes }
+            }
+            return nil
         }
         let tagged = try #require(ask(1, key: key), "a tagged request is answered")
         #expect(ClockExchange.decodeReply(tagged, key: key)?.sequence == 1, "tagged with the same key")

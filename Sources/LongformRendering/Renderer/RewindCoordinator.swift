@@ -7,8 +7,14 @@ import Synchronization
 /// change made of several (`RewindBatch`), carried out on the route. Thread-safe.
 final class RewindCoordinator: Sendable {
     private let batch = Mutex(RewindBatch())
-    /// How long a batch may hold a rewind back (its changes may open a slow file or URL).
-    static let batchDeadline = 0.01
+    /// How long a batch may hold a rewind back (seconds).
+    let batchDeadline: Double
+
+    /// A coordinator whose batches hold a rewind back for `batchDeadline` seconds at most (its
+    /// changes may open a slow file or URL; 10 ms by default).
+    init(batchDeadline: Double = 0.01) {
+        self.batchDeadline = batchDeadline
+    }
 
     /// The route frame from which a route renders again so that audio at media `time` is heard
     /// where it belongs: the earliest frame it can still change, or later, when the timeline there
@@ -35,7 +41,7 @@ final class RewindCoordinator: Sendable {
     /// them for `batchDeadline` (what it asked for so far is heard then).
     func batching<Result>(route: @escaping @Sendable () -> (any RewindableRoute)?, _ changes: () throws -> Result) rethrows -> Result {
         if let started = batch.withLock({ $0.begin() }) {
-            DispatchQueue.global().asyncAfter(deadline: .now() + Self.batchDeadline) { [weak self] in
+            DispatchQueue.global().asyncAfter(deadline: .now() + batchDeadline) { [weak self] in
                 if let frame = self?.batch.withLock({ $0.deadlinePassed(ofBatch: started) }), let route = route() { route.rewind(toFrame: frame) }
             }
         }

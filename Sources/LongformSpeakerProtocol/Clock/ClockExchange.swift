@@ -71,7 +71,7 @@ public enum ClockExchange {
         guard let request = decodeRequest(bytes) else { return nil }
         let fields = bytes.prefix(requestLength - ClockKey.tagLength), tag = bytes.suffix(ClockKey.tagLength)
         if tag.allSatisfy({ $0 == 0 }) { return (request, nil) }
-        guard let key = keys.first(where: { $0.tag(of: fields).elementsEqual(tag) }) else { return nil }
+        guard let key = keys.first(where: { $0.isTag(tag, of: fields) }) else { return nil }
         return (request, key)
     }
 
@@ -80,7 +80,7 @@ public enum ClockExchange {
         let bytes = Array(datagram)
         guard let reply = decodeReply(bytes) else { return nil }
         guard let key else { return reply }
-        return key.tag(of: bytes.prefix(replyLength - ClockKey.tagLength)).elementsEqual(bytes.suffix(ClockKey.tagLength)) ? reply : nil
+        return key.isTag(bytes.suffix(ClockKey.tagLength), of: bytes.prefix(replyLength - ClockKey.tagLength)) ? reply : nil
     }
 
     /// `fields` and their tag under `key`, or 8 zero bytes.

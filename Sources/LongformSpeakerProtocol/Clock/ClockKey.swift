@@ -6,12 +6,11 @@ import Foundation
 /// HMAC-SHA256 under this key of the bytes before them, so that a speaker takes only its sender's
 /// replies and a sender answers a paired speaker only when it knows the same secret.
 public struct ClockKey: Sendable, Equatable {
-    private let bytes: [UInt8]
+    private let key: SymmetricKey
 
     /// The clock key of `secret`.
     public init(secret: PairingSecret) {
-        let key = HKDF<SHA256>.deriveKey(inputKeyMaterial: secret.key, salt: Data("longform speaker clock".utf8), info: Data(), outputByteCount: 32)
-        bytes = key.withUnsafeBytes { Array($0) }
+        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: secret.key, salt: Data("longform speaker clock".utf8), info: Data(), outputByteCount: 32)
     }
 
     /// Bytes of a tag.
@@ -19,6 +18,14 @@ public struct ClockKey: Sendable, Equatable {
 
     /// The tag of `fields` (a datagram's bytes before its tag).
     func tag(of fields: some Collection<UInt8>) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: Array(fields), using: SymmetricKey(data: bytes)).prefix(Self.tagLength))
+        Array(HMAC<SHA256>.authenticationCode(for: Array(fields), using: key).prefix(Self.tagLength))
+    }
+
+    /// Whether `tag` is the tag of `fields`, compared in constant time (a forger learns nothing
+    /// from how long a wrong tag takes to refuse).
+    func isTag(_ tag: some Collection<UInt8>, of fields: some Collection<UInt8>) -> Bool {
+        let expected = self.tag(of: fields)
+        guard tag.count == expected.count else { return false }
+        return zip(tag, expected).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }

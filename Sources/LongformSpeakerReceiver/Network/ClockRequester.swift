@@ -67,6 +67,8 @@ final class ClockRequester: Sendable {
         var sequence: UInt32 = 0
         var nextRequest = HostClock.now()
         var targetSince = nextRequest
+        /// Replies in a row that matched a request but not this speaker's key.
+        var untaggedReplies = 0
         while !thread.shouldStop {
             let (wanted, wantedGeneration) = target.withLock { $0 }
             if wantedGeneration != generation {
@@ -111,13 +113,21 @@ final class ClockRequester: Sendable {
             let wait = min(nextRequest > now ? nextRequest - now : 0, 100_000_000)
             guard socket.waitUntilReadable(milliseconds: Int32((wait + 999_999) / 1_000_000)) else { continue }
             // A refused send (nothing on the sender's port yet) surfaces here as an error: nil.
-            guard let datagram = socket.receiveDatagram(),
-                  let reply = ClockExchange.decodeReply(datagram.bytes, key: key),
-                  outstanding.removeValue(forKey: reply.sequence) == reply.t1 else {
-                // Not an answer to a request of ours (or, paired, not tagged by our sender): dropped
-                // without a word (a flood costs nothing).
+            // Not an answer to a request of ours: dropped without a word (checked before the tag,
+            // so that a flood costs no HMAC, and a forged reply does not use up the real one's slot).
+            guard let datagram = socket.receiveDatagram(), let reply = ClockExchange.decodeReply(datagram.bytes),
+                  outstanding[reply.sequence] == reply.t1 else { continue }
+            guard ClockExchange.decodeReply(datagram.bytes, key: key) != nil else {
+                // Paired, and not tagged with our secret's key: a forgery, or a sender without the
+                // secret (or of a version before tags), which this speaker never synchronises with.
+                untaggedReplies += 1
+                if untaggedReplies == 50 || untaggedReplies % 3_000 == 0 {
+                    logger.warning("speaker: \(untaggedReplies) clock replies in a row not tagged with this speaker's secret; the clock waits for its sender's")
+                }
                 continue
             }
+            untaggedReplies = 0
+            outstanding.removeValue(forKey: reply.sequence)
             session.withLock { $0.receiveClockReply(reply, at: datagram.receivedAt) }
         }
     }

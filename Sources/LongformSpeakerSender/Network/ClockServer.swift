@@ -29,7 +29,7 @@ final class ClockServer: @unchecked Sendable {
         keys.withLock { keys in if !keys.contains(key) { keys.append(key) } }
     }
 
-    /// Answers requests until `stop()`.
+    /// Answers requests from now to the process's end.
     func start() {
         let socket = socket, keys = keys
         thread.start(name: "longform.route.speaker.clock") { thread in
@@ -44,28 +44,25 @@ final class ClockServer: @unchecked Sendable {
             }
         }
     }
-
-    /// Stops answering and waits for the thread.
-    func stop() {
-        thread.stop(waiting: true)
-    }
 }
 
 extension ClockServer {
-    /// The process's servers, by the port asked for (0: the one on a free port).
+    /// The process's servers, by the port asked for (0: the one on a free port, also under its own port).
     private static let servers = Mutex<[Int: ClockServer]>([:])
 
-    /// The process's clock server on `port` (0: one on a free port), started at the first call
-    /// and kept to the process's end, answering requests tagged with `key` too. Its answers are
-    /// the host clock, the same for every route, so routes share it: a route that takes over from
-    /// another on a fixed port (a restart, a new route of the same speakers) finds the port
-    /// serving instead of taken.
+    /// The process's clock server on `port` (0: one on a free port, shared by every route that
+    /// asks for a free one), started at the first call and kept to the process's end, answering
+    /// requests tagged with `key` too from now on (a key is kept as long as the server). Its
+    /// answers are the host clock, the same for every route, so routes share it: a route that
+    /// takes over from another on a fixed port (a restart, a new route of the same speakers) finds
+    /// the port serving instead of taken.
     static func shared(onPort port: Int, key: ClockKey?) throws(SocketError) -> ClockServer {
         let server = try servers.withLock { servers throws(SocketError) -> ClockServer in
             if let server = servers[port] { return server }
             let server = try ClockServer(port: port)
             server.start()
             servers[port] = server
+            servers[server.port] = server
             return server
         }
         if let key { server.accept(key) }
