@@ -73,7 +73,7 @@ import Testing
         #expect(abs(wav.frameCount - 44_027) <= 1, "\(wav.frameCount) frames from 1/600 s to 1 s")
     }
 
-    /// A rewindable route driven by the test: it renders only when told, and its rewinds are no-ops.
+    /// A rewindable route driven by the test: it renders only when told, and its rewinds are only recorded.
     final class HandDrivenRoute: RewindableRoute {
         let name = "hand-driven"
         let format = AudioFormat(sampleRate: 44_100, channelCount: 2)
@@ -81,9 +81,12 @@ import Testing
         let preferredLookAhead = 10.0
         let clock = RouteClock(sampleRate: 44_100, rewindMarginFrames: 441)
         private let source = Mutex<(any RouteRenderSource)?>(nil)
+        private let recordedRewinds = Mutex<[Int64]>([])
+        /// The frames it was asked to rewind to, in order.
+        var rewinds: [Int64] { recordedRewinds.withLock { $0 } }
         func start(pullingFrom source: any RouteRenderSource) { self.source.withLock { $0 = source } }
         func stop(waiting: Bool) {}
-        func rewind(toFrame frame: Int64) {}
+        func rewind(toFrame frame: Int64) { recordedRewinds.withLock { $0.append(frame) } }
 
         /// The left channel of `count` frames rendered from route frame `frame`.
         func render(from frame: Int64, count: Int) -> [Float] {

@@ -1,25 +1,13 @@
 import Foundation
 import LongformCore
 @testable import LongformRendering
-import Synchronization
 import Testing
 
 /// From where a rewindable route renders again for late audio, and one rewind for a batch of
 /// changes, carried out on a route that records them: no thread renders.
 @Suite struct RewindCoordinatorTests {
     /// A rewindable route that only records the rewinds it is asked for.
-    final class RecordingRoute: RewindableRoute {
-        let name = "recording"
-        let format = AudioFormat(sampleRate: 1_000, channelCount: 1)
-        let pacing = RoutePacing.realTime
-        let preferredLookAhead = 1.0
-        let clock = RouteClock(sampleRate: 1_000, rewindMarginFrames: 10)
-        private let recorded = Mutex<[Int64]>([])
-        var rewinds: [Int64] { recorded.withLock { $0 } }
-        func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {}
-        func stop(waiting: Bool) {}
-        func rewind(toFrame frame: Int64) { recorded.withLock { $0.append(frame) } }
-    }
+    typealias RecordingRoute = ReviewRegressionTests.HandDrivenRoute
 
     /// A timeline segment at 1,000 ticks a second: `rate` from `anchorTick`, media time `time` (ms) there.
     private static func segment(rate: Double, time: Int64 = 0, anchorTick: Int64 = 0) -> TimelineSegment {
