@@ -63,7 +63,10 @@ final class SpeakerLink: Sendable {
         eventLoop.execute { self.connect() }
     }
 
-    /// Closes the connection and stops trying; returns once the connection is closed (at once on its event loop).
+    /// Closes the connection and stops trying; returns once the connection is closed (at once on
+    /// its event loop). A connection still being made is not waited for (a speaker that is down
+    /// holds a connect for its 2 s timeout): it closes without a word once made (see
+    /// `SpeakerLinkHandler.channelActive`).
     func stop() {
         let channel = state.withLock { state -> (any Channel)? in
             state.isStopped = true

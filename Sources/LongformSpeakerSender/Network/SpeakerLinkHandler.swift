@@ -28,6 +28,12 @@ final class SpeakerLinkHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        // A connection made as its link was stopped says nothing: its hello would reach the
+        // speaker with a session that is over.
+        guard !link.isStopping else {
+            close("the route stopped", context: context)
+            return
+        }
         write(link.hello.encoded(), context: context)
         context.flush()
         let loop = context.eventLoop.assumeIsolated()
@@ -38,9 +44,11 @@ final class SpeakerLinkHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         welcomeDeadline?.cancel()
         let reason = closeReason ?? (isWelcomed ? "closed by the speaker" : "closed before welcome")
-        if !isWelcomed {
+        if link.isStopping {
+            // Closed by the stop: nothing failed, and nothing is tried again.
+        } else if !isWelcomed {
             link.connectionDidFail(SpeakerLink.LinkError(description: reason))
-        } else if !link.isStopping {
+        } else {
             link.logger.warning("speaker \(link.endpoint): \(reason); reconnecting")
         }
         context.fireChannelInactive()
