@@ -78,9 +78,14 @@ public enum ClockExchange {
     /// A datagram as a reply whose tag is `key`'s (any tag without a key); nil for anything else.
     public static func decodeReply(_ datagram: some Collection<UInt8>, key: ClockKey?) -> Reply? {
         let bytes = Array(datagram)
-        guard let reply = decodeReply(bytes) else { return nil }
-        guard let key else { return reply }
-        return key.isTag(bytes.suffix(ClockKey.tagLength), of: bytes.prefix(replyLength - ClockKey.tagLength)) ? reply : nil
+        guard let reply = decodeReply(bytes), isReply(bytes, taggedWith: key) else { return nil }
+        return reply
+    }
+
+    /// Whether reply `datagram` (one `decodeReply` takes) carries `key`'s tag; true without a key.
+    public static func isReply(_ datagram: [UInt8], taggedWith key: ClockKey?) -> Bool {
+        guard let key else { return true }
+        return datagram.count == replyLength && key.isTag(datagram.suffix(ClockKey.tagLength), of: datagram.prefix(replyLength - ClockKey.tagLength))
     }
 
     /// `fields` and their tag under `key`, or 8 zero bytes.

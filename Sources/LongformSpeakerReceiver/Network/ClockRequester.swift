@@ -117,7 +117,7 @@ final class ClockRequester: Sendable {
             // so that a flood costs no HMAC, and a forged reply does not use up the real one's slot).
             guard let datagram = socket.receiveDatagram(), let reply = ClockExchange.decodeReply(datagram.bytes),
                   outstanding[reply.sequence] == reply.t1 else { continue }
-            guard ClockExchange.decodeReply(datagram.bytes, key: key) != nil else {
+            guard ClockExchange.isReply(datagram.bytes, taggedWith: key) else {
                 // Paired, and not tagged with our secret's key: a forgery, or a sender without the
                 // secret (or of a version before tags), which this speaker never synchronises with.
                 untaggedReplies += 1
