@@ -94,7 +94,8 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     }
                     switch action {
                     case .wait(let frameHeard):
-                        // Woken at once by a rewind, which is posted again for the next turn; at least 10 ms.
+                        // Woken at once by a rewind, which is posted again for the next turn, or
+                        // by audio queued (see `sourceDidQueueAudio`); at least 10 ms.
                         let deadline = max(clock.hostTime(ofFrame: frameHeard), HostClock.now() + 10_000_000)
                         if let target = rewinds.wait(untilNanoseconds: deadline) { rewinds.post(frame: target) }
                     case .write(let write):
@@ -120,6 +121,12 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
     public func rewind(toFrame frame: Int64) {
         rewinds.post(frame: frame)
         connection.value?.interrupt()
+    }
+
+    /// Writes the audio just queued at once if the route waits for its low-water mark; see
+    /// `RewindableRoute.sourceDidQueueAudio()`.
+    public func sourceDidQueueAudio() {
+        rewinds.interrupt()
     }
 
     /// Stops pulling; see `AudioRoute.stop(waiting:)`.

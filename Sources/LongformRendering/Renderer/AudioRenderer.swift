@@ -130,7 +130,10 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
         enqueueLogger.trace("enqueued \(buffer.outputFrameCount) frames at \(buffer.outputPresentationTime.seconds) s (\(buffer.format))")
         // Audio for a time a rewindable route already rendered (as silence, after a cut) is heard
         // from where it belongs.
-        if let route = rewindableRouteDrivingTimeline() { rewind(route, toMediaTime: buffer.outputPresentationTime) }
+        if let route = rewindableRouteDrivingTimeline() {
+            rewind(route, toMediaTime: buffer.outputPresentationTime)
+            route.sourceDidQueueAudio()
+        }
         wakeRoute()
         synchronizer?.rendererDidChangeBufferedAudio()
     }

@@ -43,6 +43,15 @@ public protocol AudioRoute: AnyObject, Sendable {
 public protocol RewindableRoute: AudioRoute {
     /// Discards what the route holds from route frame `frame` on and renders it again; returns at once.
     func rewind(toFrame frame: Int64)
+    /// The source queued more audio: a route that wrote all it had and waits for its buffer to run
+    /// low writes it now instead, so that the buffer it holds grows from the first enqueue (at a
+    /// start it holds only the preroll, and a late wake-up then runs the device dry). Returns at once.
+    func sourceDidQueueAudio()
+}
+
+extension RewindableRoute {
+    /// A route that never waits for audio has nothing to do.
+    public func sourceDidQueueAudio() {}
 }
 
 /// What a route pulls audio from: the renderer. `render` is the one thing every route needs; the

@@ -20,7 +20,8 @@ package final class RewindSignal: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Ends the current or next wait at once, without a rewind: the route is stopping.
+    /// Ends the current or next wait at once, without a rewind: the route is stopping, or has
+    /// more to write.
     package func interrupt() {
         condition.lock()
         isInterrupted = true
