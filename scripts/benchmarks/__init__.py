@@ -22,22 +22,30 @@
    each jitter of `--jitter` with the sender in a network namespace behind `scripts/impair`; then
    Snapcast's pair (snapserver and two snapclients, each on one channel through a mono remap sink)
    on the same sink and music.
-7. Speakers' command latency: `longform serve` on a `speaker:` route to three `longform speaker`
+7. Speakers from the first frame: three `longform speaker` processes, each on a remap sink of one
+   6-channel PulseAudio null sink (one sample clock for all three rooms), started afresh with
+   their sender `--starts` times (20); the monitor is recorded from before the first frame and
+   each room's offset against the others taken per 100 ms window from the first audible frame
+   (cross-correlation peak, refined to a fraction of a sample), with the correlation at that
+   offset (an exact copy correlates at 1; a stretched one does not). Per start: the worst window,
+   the jumps between windows (skips or repeats), the windows where a room was silent while
+   another played. No peer yet (Snapcast's three clients are to come).
+8. Speakers' command latency: `longform serve` on a `speaker:` route to three `longform speaker`
    processes, each playing to a null sink of its own (a room), against Snapcast (mpd's fifo output
    into snapserver's pipe source, three snapclients on the same sinks): the time from pause, play
    and skip to their effect heard in all three rooms (each sink's monitor recorded by parec).
 
-8. Speakers' longest cut: one `longform speaker` here, its sender in a network namespace; once
+9. Speakers' longest cut: one `longform speaker` here, its sender in a network namespace; once
    the route's look-ahead (`--cut-lookahead`, default 180 s) is sent, the veth link is cut for that
    long and 20 s more, then restored for 30 s. The speaker's sink is recorded: the seconds it played on
    before its first gap, and how soon after the restore it sounded again; against a snapclient
    whose snapserver is in the namespace, cut for 20 s.
-9. Speakers one sender feeds: `longform play` on a `speaker:` route to 1, 4, 16, 64 speakers
+10. Speakers one sender feeds: `longform play` on a `speaker:` route to 1, 4, 16, 64 speakers
    (`--fan-out`), each writing what it plays to a WAV file in real time: the fill of the whole
    group, the sender's CPU per minute of playing (over 30 s) and its memory, the speakers' CPU, and how many
    played without a gap (a count with a gap ends the climb); against snapserver feeding as many
    snapclients (each writing to a file).
 
-Usage: scripts/bench [--seconds N] [--cpu-runs N] [--trials N] [--only playback|latency|server|speakers|speaker-latency|speaker-cut|speaker-fan-out]
-                     [--sync-seconds N] [--jitter MS[,MS...]] [--cut-lookahead S] [--fan-out N[,N...]]
+Usage: scripts/bench [--seconds N] [--cpu-runs N] [--trials N] [--only playback|latency|server|speakers|speaker-start|speaker-latency|speaker-cut|speaker-fan-out]
+                     [--sync-seconds N] [--jitter MS[,MS...]] [--starts N] [--cut-lookahead S] [--fan-out N[,N...]]
 """

@@ -114,8 +114,9 @@ def measure_process(process, seconds, group, warmup=5):
     return used * 60 / seconds
 
 
-def start_pulse(work, sinks=("bench",)):
-    """A PulseAudio server of the bench's own with a null sink per name; returns it and its address."""
+def start_pulse(work, sinks=("bench",), modules=()):
+    """A PulseAudio server of the bench's own with a null sink per name (and `modules`, each a
+    module and its arguments, loaded after them); returns it and its address."""
     runtime = os.path.join(work, "pulse-" + "-".join(sinks))
     os.makedirs(runtime, exist_ok=True)
     socket_path = os.path.join(runtime, "native")
@@ -124,6 +125,7 @@ def start_pulse(work, sinks=("bench",)):
     env = dict(os.environ, XDG_RUNTIME_DIR=runtime, HOME=runtime)
     server = subprocess.Popen(["pulseaudio", "--daemonize=no", "-n", "--exit-idle-time=-1", "--use-pid-file=no"]
                               + [f"--load=module-null-sink sink_name={sink} rate=44100 channels=2" for sink in sinks]
+                              + [f"--load={module}" for module in modules]
                               + [f"--load=module-native-protocol-unix socket={socket_path} auth-anonymous=1"],
                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     while not os.path.exists(socket_path):

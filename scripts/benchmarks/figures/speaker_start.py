@@ -1,0 +1,174 @@
+"""Speakers in step from the first frame: three `longform speaker` processes, each playing to a
+remap sink of one 6-channel PulseAudio null sink (so that all three rooms are heard on one sample
+clock), fed by `longform play` on a `speaker:` route. Each start is a new user's: the speakers and
+the sender start afresh, and the monitor is recorded from before the first frame. Each room's
+offset against the first, per 100 ms window from the first audible frame, is the peak of their
+cross-correlation; the correlation there says whether the audio is the same (shifted) or not
+(stretched, or another part of the music)."""
+import os, statistics, subprocess, time
+from ..common import LONGFORM, start_pulse, start_speaker, sync_music, percentile
+
+ROOM_SINK = "rooms"
+ROOM_NAMES = ["a", "b", "c"]
+# Aux channels: PulseAudio neither upmixes nor downmixes them, so each room's pair lands as it is.
+ROOM_CHANNELS = ",".join(f"aux{index}" for index in range(2 * len(ROOM_NAMES)))
+RATE = 44100
+WINDOW = RATE // 10     # 100 ms windows: a start that is off for its first seconds shows in many
+REACH = RATE // 50      # lags up to 20 ms either way
+AUDIBLE = 100           # a sample above this (16-bit) is sound; a window quieter than 50 rms is silence
+JUMP_US = 50            # a change of offset between two windows beyond this is a skip or a repeat
+
+
+def room_modules():
+    """The 6-channel null sink and a stereo remap sink per room on two of its channels."""
+    modules = [f"module-null-sink sink_name={ROOM_SINK} rate={RATE} channels={2 * len(ROOM_NAMES)} channel_map={ROOM_CHANNELS}"]
+    for index, name in enumerate(ROOM_NAMES):
+        modules.append(f"module-remap-sink sink_name=room-{name} master={ROOM_SINK} channels=2 remix=no "
+                       f"master_channel_map=aux{2 * index},aux{2 * index + 1} channel_map=front-left,front-right")
+    return modules
+
+
+def room_offsets(path):
+    """Per 100 ms window from the first audible frame of any room: each other room's offset against
+    room a (µs, positive: later) and the normalised correlation at that lag, or None in a window
+    where either room is silent; and the frame the first sound came at."""
+    import numpy
+    samples = numpy.frombuffer(open(path, "rb").read(), dtype="<i2").astype(numpy.float64).reshape(-1, 2 * len(ROOM_NAMES))
+    rooms = [samples[:, 2 * index] for index in range(len(ROOM_NAMES))]
+    loud = numpy.nonzero(numpy.max(numpy.abs(samples[:, 0::2]), axis=1) > AUDIBLE)[0]
+    if len(loud) == 0:
+        return [], None
+    first = int(loud[0])
+    windows = []
+    for begin in range(max(first, REACH), len(rooms[0]) - WINDOW - REACH, WINDOW):
+        reference = rooms[0][begin:begin + WINDOW]
+        row = []
+        for other in rooms[1:]:
+            segment = other[begin - REACH:begin + WINDOW + REACH]
+            if numpy.std(reference) < 50 or numpy.std(other[begin:begin + WINDOW]) < 50:
+                row.append(None)
+                continue
+            # Whitened (GCC-PHAT): the music's chords repeat every 36 ms, and a plain correlation
+            # peaks nearly as high a half-period off; with every frequency weighed alike the
+            # noise in the music decides.
+            size = 1 << (len(segment) + len(reference)).bit_length()
+            cross = numpy.fft.rfft(segment, size) * numpy.conj(numpy.fft.rfft(reference, size))
+            correlation = numpy.fft.irfft(cross / numpy.maximum(numpy.abs(cross), 1e-9), size)[:2 * REACH + 1]
+            peak = int(numpy.argmax(correlation))
+            fraction = 0.0
+            if 0 < peak < 2 * REACH:
+                y0, y1, y2 = correlation[peak - 1], correlation[peak], correlation[peak + 1]
+                curvature = y0 - 2 * y1 + y2
+                fraction = 0.5 * (y0 - y2) / curvature if curvature else 0.0
+            # The other room moved back by the whole lag and by a fraction (a phase ramp), the
+            # fraction refined to the best correlation: an exact copy then correlates at 1 whatever
+            # its offset, a stretched one does not.
+            spectrum, frequencies = numpy.fft.rfft(segment), numpy.fft.rfftfreq(len(segment))
+            reference_energy = numpy.dot(reference, reference)
+
+            def aligned(shift):
+                moved = numpy.fft.irfft(spectrum * numpy.exp(2j * numpy.pi * frequencies * shift), len(segment))[peak:peak + WINDOW]
+                norm = numpy.sqrt(reference_energy * numpy.dot(moved, moved))
+                return float(numpy.dot(reference, moved) / norm) if norm else 0.0
+            low, high = fraction - 0.5, fraction + 0.5
+            for _ in range(24):
+                third = (high - low) / 3
+                if aligned(low + third) < aligned(high - third):
+                    low += third
+                else:
+                    high -= third
+            fraction = (low + high) / 2
+            row.append((float((peak + fraction - REACH) / RATE * 1e6), aligned(fraction)))
+        windows.append(row)
+    return windows, first
+
+
+def start_figures(windows):
+    """One start's figures: the worst |offset| between any two rooms, its median, the skips and
+    repeats (offset jumps between windows), the worst correlation, and the windows where a room
+    was silent while another played (a late room)."""
+    offsets, correlations, jumps, silent = [], [], 0, 0
+    previous = None
+    for row in windows:
+        if any(value is None for value in row):
+            silent += 1
+            previous = None
+            continue
+        pair = [value[0] for value in row]
+        # Between any two rooms: each against a, and b against c.
+        spread = max(abs(pair[0]), abs(pair[1]), abs(pair[0] - pair[1]))
+        offsets.append(spread)
+        correlations.append(min(value[1] for value in row))
+        if previous is not None and max(abs(now - before) for now, before in zip(pair, previous)) > JUMP_US:
+            jumps += 1
+        previous = pair
+    return {"windows": len(offsets), "silent_windows": silent,
+            "worst_us": round(max(offsets), 1) if offsets else None,
+            "median_us": round(statistics.median(offsets), 1) if offsets else None,
+            "jumps": jumps, "worst_correlation": round(min(correlations), 6) if correlations else None,
+            "first_second_worst_us": round(max(offsets[:10]), 1) if offsets else None}
+
+
+def longform_start(work, env, address, music, index, seconds):
+    """One start: three speakers and a sender afresh, the rooms' monitor recorded from before it."""
+    path = os.path.join(work, f"start-{index:02d}.raw")
+    recorder = subprocess.Popen(["parec", "--server", address, "-d", f"{ROOM_SINK}.monitor", "--raw", "--format=s16le", f"--rate={RATE}",
+                                 f"--channels={2 * len(ROOM_NAMES)}", f"--channel-map={ROOM_CHANNELS}", "--latency-msec=20", path],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    processes = []
+    try:
+        time.sleep(0.5)
+        ports = []
+        for name in ROOM_NAMES:
+            process, port = start_speaker(work, env, f"start-{index:02d}-{name}", f"pulse:room-{name}")
+            processes.append(process)
+            ports.append(port)
+        sender_log = os.path.join(work, f"start-{index:02d}-sender.log")
+        processes.append(subprocess.Popen([LONGFORM, "play", "--route", "speaker:" + ",".join(f"127.0.0.1:{port}" for port in ports),
+                                           "--state", os.path.join(work, f"start-state-{index:02d}"), music],
+                                          env=env, stdout=open(sender_log, "w"), stderr=subprocess.STDOUT))
+        time.sleep(seconds)
+    finally:
+        for process in reversed(processes):
+            process.kill()
+            process.wait()
+        recorder.kill()
+        recorder.wait()
+    return path
+
+
+def speaker_start(items, work, starts=20, seconds=10):
+    """`starts` cold starts of three speakers, each measured from its first audible frame."""
+    music = sync_music(items, work, seconds + 10)
+    server, address = start_pulse(work, ("unused",), room_modules())
+    env = dict(os.environ, PULSE_SERVER=address)
+    runs = []
+    try:
+        for index in range(starts):
+            path = longform_start(work, env, address, music, index, seconds)
+            windows, first = room_offsets(path)
+            figures = start_figures(windows)
+            os.remove(path)
+            runs.append(figures)
+            print(f"speakers, start {index + 1} of {starts}: {figures['windows']} windows of 100 ms with sound in every room "
+                  f"({figures['silent_windows']} with a room silent); worst {figures['worst_us']} µs, first second's worst "
+                  f"{figures['first_second_worst_us']} µs, median {figures['median_us']} µs, {figures['jumps']} jumps, "
+                  f"worst correlation {figures['worst_correlation']}", flush=True)
+    finally:
+        server.kill()
+        server.wait()
+    measured = [run for run in runs if run["worst_us"] is not None]
+    worst = sorted(run["worst_us"] for run in measured)
+    result = {"starts": starts, "seconds": seconds, "runs": runs,
+              "worst_us": worst[-1] if worst else None,
+              "median_of_worst_us": round(statistics.median(worst), 1) if worst else None,
+              "p90_of_worst_us": round(percentile(worst, 0.9), 1) if worst else None,
+              "starts_over_100_us": sum(value > 100 for value in worst),
+              "jumps": sum(run["jumps"] for run in runs),
+              "worst_correlation": min((run["worst_correlation"] for run in measured), default=None),
+              "silent_windows": sum(run["silent_windows"] for run in runs)}
+    print(f"speakers from the first frame, {starts} starts of three rooms: each start's worst window median {result['median_of_worst_us']} µs, "
+          f"p90 {result['p90_of_worst_us']} µs, worst {result['worst_us']} µs; {result['starts_over_100_us']} starts over 100 µs, "
+          f"{result['jumps']} jumps, worst correlation {result['worst_correlation']} (goal: every window within 100 µs, no jump, "
+          f"correlation ≥ 0.9999)", flush=True)
+    return result
