@@ -113,6 +113,19 @@ import Testing
         #expect(output[0] == Self.left(Int64(Self.rate)), "starts at frame \(Self.rate), the timeline's place")
     }
 
+    /// A good clock is not enough: an output still starting would hear a start's first frames late.
+    @Test func theSpeakerIsReadyToPlayOnlyWithAGoodClockAndARunningOutput() {
+        func isSynchronized(_ session: SpeakerSession) -> Bool? {
+            if case .status(let report) = session.status() { report.isSynchronized } else { nil }
+        }
+        var session = Self.ready()
+        #expect(session.clock.isGood && isSynchronized(session) == true)
+        session.isOutputRunning = false
+        #expect(!session.isReadyToPlay && isSynchronized(session) == false, "an output that does not play yet")
+        let poor = SpeakerSession(configuration: .init(name: "poor"))
+        #expect(isSynchronized(poor) == false, "no clock sample yet")
+    }
+
     @Test func aNewSessionEmptiesTheBufferAndAReconnectKeepsIt() {
         var session = Self.ready()
         let reconnect = session.receive(.hello(sessionID: Array(repeating: 1, count: 16), senderName: "sender", timingPort: 7000))

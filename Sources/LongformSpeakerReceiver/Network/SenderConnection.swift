@@ -35,6 +35,9 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     private var handshakeCheck: Scheduled<Void>?
     private var warnedTypes = Set<UInt8>()
     private var framesSinceStatus = 0
+    /// Ticks since the last status, and whether it said the speaker was ready to play.
+    private var ticksSinceStatus = 0
+    private var sentReadyToPlay: Bool?
     private var peer = "?"
     /// The pairing of this connection, with the service's secret (set in `init`).
     private var pairing = SpeakerPairing(secret: nil)
@@ -51,8 +54,8 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         lastReceived = .now()
         service.connectionOpened(self, channel: context.channel, peer: peer)
         handshakeCheck = context.eventLoop.scheduleTask(in: SpeakerService.handshakeLimit) { [service] in service.expireHandshakes() }
-        statusTask = context.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
-            self?.everySecond(context: context)
+        statusTask = context.eventLoop.scheduleRepeatedTask(initialDelay: Self.tick, delay: Self.tick) { [weak self] _ in
+            self?.everyTick(context: context)
         }
     }
 
@@ -161,7 +164,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
                 framesSinceStatus += Int(frameCount)
                 if let rate = service.session.withLock({ $0.format?.sampleRate }), framesSinceStatus >= Int(rate) / 4 {
                     framesSinceStatus = 0
-                    send(service.updateSession { $0.status() }, context: context)
+                    sendStatus(context: context)
                 }
             case .failure(let refusal): actions = [.close(reason: refusal.reason)]
             }
@@ -201,7 +204,13 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         context.close(promise: nil)
     }
 
-    private func everySecond(context: ChannelHandlerContext) {
+    /// How often the connection looks at its peer and its readiness.
+    static let tick = TimeAmount.milliseconds(100)
+    /// A status goes to the sender every this many ticks (a second), and at once when the speaker
+    /// becomes ready to play or stops being so: a start waits for every speaker's.
+    static let ticksPerStatus = 10
+
+    private func everyTick(context: ChannelHandlerContext) {
         // While reading is paused on purpose, silence from the sender is ours, not a dead peer.
         if isReadingPaused { lastReceived = .now() }
         if NIODeadline.now() - lastReceived > Self.idleLimit {
@@ -209,11 +218,20 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
             context.close(promise: nil)
             return
         }
-        if isActiveSender {
-            let status = service.updateSession { $0.status() }
-            logger.debug("speaker: status \(status)")
-            send(status, context: context)
+        guard isActiveSender else { return }
+        ticksSinceStatus += 1
+        if ticksSinceStatus >= Self.ticksPerStatus || service.updateSession({ $0.isReadyToPlay }) != sentReadyToPlay {
+            sendStatus(context: context)
         }
+    }
+
+    /// Sends the session's status, with the output read just before (see `SpeakerService.updateSession`).
+    private func sendStatus(context: ChannelHandlerContext) {
+        let status = service.updateSession { $0.status() }
+        if case .status(let report) = status { sentReadyToPlay = report.isSynchronized }
+        ticksSinceStatus = 0
+        logger.debug("speaker: status \(status)")
+        send(status, context: context)
     }
 
     /// Whether this connection's frames must wait for room: only the sender's (its audio fills the

@@ -48,11 +48,13 @@ public final class SpeakerService: @unchecked Sendable {
     public func withSession<T>(_ body: (inout SpeakerSession) -> T) -> T { session.withLock(body) }
 
     /// Runs `body` on the session (a message from the sender, a status) with the output's first
-    /// changeable frame read just before, and rewinds the output when `body` changed what it holds.
+    /// changeable frame and whether it plays read just before, and rewinds the output when `body`
+    /// changed what it holds.
     func updateSession<T>(_ body: (inout SpeakerSession) -> T) -> T {
-        let changeable = output.firstChangeableFrame
+        let changeable = output.firstChangeableFrame, isOutputRunning = route.clock.isRunning
         let (result, rewind) = session.withLock { session in
             session.changeableOutputFrame = changeable
+            session.isOutputRunning = isOutputRunning
             let result = body(&session)
             return (result, session.takeRewindRequest())
         }

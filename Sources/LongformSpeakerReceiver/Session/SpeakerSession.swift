@@ -129,6 +129,13 @@ public struct SpeakerSession: Sendable {
     /// output that cannot take anything back). Set before each message, so that a flush is
     /// judged, and a status reported, against what the output can change now.
     public var changeableOutputFrame: Int64?
+    /// Whether the output plays: its clock says which frame is heard when. Set before each message,
+    /// as `changeableOutputFrame`. An output still starting (a PulseAudio stream can take a second
+    /// or two) would hear a start's first frames late: the speaker is not ready until it plays.
+    public var isOutputRunning = true
+    /// Whether the speaker can play a frame at the time an anchor gives: its clock is good and its
+    /// output plays. A sender starts a group once every speaker is (see `status()`).
+    public var isReadyToPlay: Bool { clock.isGood && isOutputRunning }
     /// The output's read rate over the stream's rate, minus 1: the drift correction now.
     public var rateCorrection: Double { drift.rateCorrection }
     /// The drift correction between the output's clock and the network's.
@@ -277,7 +284,7 @@ public struct SpeakerSession: Sendable {
         let estimate = clock.estimate
         return .status(SpeakerStatus(bufferEndFrame: buffer.map { $0.isEmpty ? -1 : $0.endFrame } ?? -1, nextFrame: firstChangeableFrame ?? -1,
                                      clockOffset: estimate?.offset ?? 0, clockUncertainty: estimate?.uncertainty ?? UInt64.max,
-                                     isSynchronized: clock.isGood, isPlaying: nextFrame != nil && (anchor?.rate ?? 0) > 0))
+                                     isSynchronized: isReadyToPlay, isPlaying: nextFrame != nil && (anchor?.rate ?? 0) > 0))
     }
 
     // MARK: - Output
