@@ -14,7 +14,8 @@ ROOM_NAMES = ["a", "b", "c"]
 ROOM_CHANNELS = ",".join(f"aux{index}" for index in range(2 * len(ROOM_NAMES)))
 RATE = 44100
 WINDOW = RATE // 10     # 100 ms windows: a start that is off for its first seconds shows in many
-REACH = RATE // 50      # lags up to 20 ms either way
+REACH = RATE // 5       # lags up to 200 ms either way: a room that started 80 ms off is measured, not aliased
+MATCHED = 0.9           # a window whose best correlation is below this is unmatched: no offset is read from it
 AUDIBLE = 100           # a sample above this (16-bit) is sound; a window quieter than 50 rms is silence
 JUMP_US = 50            # a change of offset between two windows beyond this is a skip or a repeat
 
@@ -85,24 +86,29 @@ def room_offsets(path):
 
 def start_figures(windows):
     """One start's figures: the worst |offset| between any two rooms, its median, the skips and
-    repeats (offset jumps between windows), the worst correlation, and the windows where a room
-    was silent while another played (a late room)."""
-    offsets, correlations, jumps, silent = [], [], 0, 0
+    repeats (offset jumps between windows), the worst correlation, the windows where a room was
+    silent while another played (a late room) and those where a room matched no other (below
+    `MATCHED`: stretched, or further off than the search reaches)."""
+    offsets, correlations, jumps, silent, unmatched = [], [], 0, 0, 0
     previous = None
     for row in windows:
         if any(value is None for value in row):
             silent += 1
             previous = None
             continue
+        correlations.append(min(value[1] for value in row))
+        if correlations[-1] < MATCHED:
+            unmatched += 1
+            previous = None
+            continue
         pair = [value[0] for value in row]
         # Between any two rooms: each against a, and b against c.
         spread = max(abs(pair[0]), abs(pair[1]), abs(pair[0] - pair[1]))
         offsets.append(spread)
-        correlations.append(min(value[1] for value in row))
         if previous is not None and max(abs(now - before) for now, before in zip(pair, previous)) > JUMP_US:
             jumps += 1
         previous = pair
-    return {"windows": len(offsets), "silent_windows": silent,
+    return {"windows": len(offsets), "silent_windows": silent, "unmatched_windows": unmatched,
             "worst_us": round(max(offsets), 1) if offsets else None,
             "median_us": round(statistics.median(offsets), 1) if offsets else None,
             "jumps": jumps, "worst_correlation": round(min(correlations), 6) if correlations else None,
@@ -151,7 +157,7 @@ def speaker_start(items, work, starts=20, seconds=10):
             os.remove(path)
             runs.append(figures)
             print(f"speakers, start {index + 1} of {starts}: {figures['windows']} windows of 100 ms with sound in every room "
-                  f"({figures['silent_windows']} with a room silent); worst {figures['worst_us']} µs, first second's worst "
+                  f"({figures['silent_windows']} with a room silent, {figures['unmatched_windows']} unmatched); worst {figures['worst_us']} µs, first second's worst "
                   f"{figures['first_second_worst_us']} µs, median {figures['median_us']} µs, {figures['jumps']} jumps, "
                   f"worst correlation {figures['worst_correlation']}", flush=True)
     finally:
@@ -166,9 +172,10 @@ def speaker_start(items, work, starts=20, seconds=10):
               "starts_over_100_us": sum(value > 100 for value in worst),
               "jumps": sum(run["jumps"] for run in runs),
               "worst_correlation": min((run["worst_correlation"] for run in measured), default=None),
-              "silent_windows": sum(run["silent_windows"] for run in runs)}
+              "silent_windows": sum(run["silent_windows"] for run in runs),
+              "unmatched_windows": sum(run["unmatched_windows"] for run in runs)}
     print(f"speakers from the first frame, {starts} starts of three rooms: each start's worst window median {result['median_of_worst_us']} µs, "
           f"p90 {result['p90_of_worst_us']} µs, worst {result['worst_us']} µs; {result['starts_over_100_us']} starts over 100 µs, "
-          f"{result['jumps']} jumps, worst correlation {result['worst_correlation']} (goal: every window within 100 µs, no jump, "
+          f"{result['jumps']} jumps, {result['unmatched_windows']} windows unmatched, {result['silent_windows']} with a room silent, worst correlation {result['worst_correlation']} (goal: every window within 100 µs, no jump, "
           f"correlation ≥ 0.9999)", flush=True)
     return result
