@@ -62,11 +62,7 @@ import Testing
     }
 
     @Test func thePulseClockRunsAtTheSinksRateBehindWhatWasWritten() throws {
-        _ = try PulseAudioServer.start()
-        let route = PulseAudioRoute(sink: PulseAudioServer.sinkName)
-        let renderer = AudioRenderer(route: route)
-        let synchronizer = RenderSynchronizer()
-        try synchronizer.addRenderer(renderer)
+        let (route, renderer, synchronizer) = try Self.playback()
         renderer.enqueue(SampleBuffer(pcmFormat: AudioFormat(sampleRate: 44_100, channelCount: 2), planes: [[UInt8](repeating: 0, count: 44_100 * 8 * 6)],
                                       frameCount: 44_100 * 6, presentationTime: .zero))
         synchronizer.setRate(1, time: .zero)
@@ -89,11 +85,7 @@ import Testing
     /// played: audio queued meanwhile is written at once, so that a route thread that wakes late
     /// under load does not run the server dry (heard as a gap a second into the item).
     @Test func audioQueuedAfterAStartIsWrittenAtOnce() throws {
-        _ = try PulseAudioServer.start()
-        let route = PulseAudioRoute(sink: PulseAudioServer.sinkName)
-        let renderer = AudioRenderer(route: route)
-        let synchronizer = RenderSynchronizer()
-        try synchronizer.addRenderer(renderer)
+        let (route, renderer, synchronizer) = try Self.playback()
         defer { synchronizer.removeRenderer(renderer, at: .invalid) }
         // Past the stream's start (up to 2 s on this VM), as a player that has played before.
         let started = Date(timeIntervalSinceNow: 5)
@@ -254,11 +246,18 @@ import Testing
     /// A renderer and synchronizer playing to the test server's sink, and its monitor recorded.
     static func recordedPlayback(recorderLatencyMilliseconds: Int = 20) throws -> (MonitorRecording, PulseAudioRoute, AudioRenderer, RenderSynchronizer) {
         let monitor = try MonitorRecording(server: try PulseAudioServer.start(), latencyMilliseconds: recorderLatencyMilliseconds)
+        let (route, renderer, synchronizer) = try playback()
+        return (monitor, route, renderer, synchronizer)
+    }
+
+    /// The test server started, and a renderer on a route to its sink, on a synchronizer of its own.
+    static func playback() throws -> (PulseAudioRoute, AudioRenderer, RenderSynchronizer) {
+        _ = try PulseAudioServer.start()
         let route = PulseAudioRoute(sink: PulseAudioServer.sinkName)
         let renderer = AudioRenderer(route: route)
         let synchronizer = RenderSynchronizer()
         try synchronizer.addRenderer(renderer)
-        return (monitor, route, renderer, synchronizer)
+        return (route, renderer, synchronizer)
     }
 
     /// A stereo Float32 buffer at 44.1 kHz, every sample `value`, starting at `time`.
