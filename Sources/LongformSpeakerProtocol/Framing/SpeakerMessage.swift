@@ -116,7 +116,7 @@ public struct SpeakerStatus: Sendable, Equatable {
     public var clockOffset: Int64
     /// How far off that estimate may be (ns).
     public var clockUncertainty: UInt64
-    /// Whether its clock estimate is good enough to play in step.
+    /// Whether it can play in step: its clock estimate is good enough and its output plays.
     public var isSynchronized: Bool
     /// Whether it is playing.
     public var isPlaying: Bool

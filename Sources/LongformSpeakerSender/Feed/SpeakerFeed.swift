@@ -239,7 +239,8 @@ final class SpeakerFeed: @unchecked Sendable {
         }
     }
 
-    /// How many speakers are connected and said in their last status that their clock is good.
+    /// How many speakers are connected and said in their last status that they can play in step
+    /// (their clock is good and their output plays).
     var synchronizedSpeakerCount: Int {
         reading { outboxes.filter { $0.isConnected && $0.status?.report.isSynchronized == true }.count }
     }
