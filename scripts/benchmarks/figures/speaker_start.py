@@ -3,8 +3,8 @@ remap sink of one 6-channel PulseAudio null sink (so that all three rooms are he
 clock), fed by `longform play` on a `speaker:` route. Each start is a new user's: the speakers and
 the sender start afresh, and the monitor is recorded from before the first frame. Each room's
 offset against the first, per 100 ms window from the first audible frame, is the peak of their
-cross-correlation; the correlation there says whether the audio is the same (shifted) or not
-(stretched, or another part of the music)."""
+whitened cross-correlation, refined to a fraction of a sample; the correlation at that offset says
+whether the audio is the same (shifted) or not (stretched, or another part of the music)."""
 import os, statistics, subprocess, time
 from ..common import LONGFORM, start_pulse, start_speaker, sync_music, percentile
 
@@ -146,7 +146,7 @@ def longform_start(work, env, address, music, index, seconds):
 def speaker_start(items, work, starts=20, seconds=10):
     """`starts` cold starts of three speakers, each measured from its first audible frame."""
     music = sync_music(items, work, seconds + 10)
-    server, address = start_pulse(work, ("unused",), room_modules())
+    server, address = start_pulse(work, (), room_modules())  # no stereo null sink: the rooms' modules only
     env = dict(os.environ, PULSE_SERVER=address)
     runs = []
     try:
@@ -156,7 +156,7 @@ def speaker_start(items, work, starts=20, seconds=10):
             figures = start_figures(windows)
             os.remove(path)
             runs.append(figures)
-            print(f"speakers, start {index + 1} of {starts}: {figures['windows']} windows of 100 ms with sound in every room "
+            print(f"speakers, start {index + 1} of {starts}: {figures['windows']} matched windows of 100 ms "
                   f"({figures['silent_windows']} with a room silent, {figures['unmatched_windows']} unmatched); worst {figures['worst_us']} µs, first second's worst "
                   f"{figures['first_second_worst_us']} µs, median {figures['median_us']} µs, {figures['jumps']} jumps, "
                   f"worst correlation {figures['worst_correlation']}", flush=True)
