@@ -164,7 +164,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
                 framesSinceStatus += Int(frameCount)
                 if let rate = service.session.withLock({ $0.format?.sampleRate }), framesSinceStatus >= Int(rate) / 4 {
                     framesSinceStatus = 0
-                    sendStatus(context: context)
+                    sendStatus(service.updateSession { $0.status() }, context: context)
                 }
             case .failure(let refusal): actions = [.close(reason: refusal.reason)]
             }
@@ -220,14 +220,14 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         }
         guard isActiveSender else { return }
         ticksSinceStatus += 1
-        if ticksSinceStatus >= Self.ticksPerStatus || service.updateSession({ $0.isReadyToPlay }) != sentReadyToPlay {
-            sendStatus(context: context)
-        }
+        // Read with the output just before (see `SpeakerService.updateSession`), once a tick.
+        let status = service.updateSession { $0.status() }
+        guard case .status(let report) = status, ticksSinceStatus >= Self.ticksPerStatus || report.isSynchronized != sentReadyToPlay else { return }
+        sendStatus(status, context: context)
     }
 
-    /// Sends the session's status, with the output read just before (see `SpeakerService.updateSession`).
-    private func sendStatus(context: ChannelHandlerContext) {
-        let status = service.updateSession { $0.status() }
+    /// Sends `status` (a `.status` message) and notes whether it said the speaker was ready to play.
+    private func sendStatus(_ status: SpeakerMessage, context: ChannelHandlerContext) {
         if case .status(let report) = status { sentReadyToPlay = report.isSynchronized }
         ticksSinceStatus = 0
         logger.debug("speaker: status \(status)")
