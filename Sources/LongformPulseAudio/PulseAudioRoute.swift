@@ -9,11 +9,12 @@ import LongformRoutes
 ///
 /// The server holds a large buffer (`bufferDuration`, 2 s) that the route fills in large writes
 /// (1 s), so that it wakes up about once a second; its sink renders only a little of it ahead
-/// (`sinkLatency`). The route can still take that buffer back: a rewind flushes the stream and
-/// writes again from the frame the server was about to play (what comes before the frame the
-/// rewind asked for, from its copy of what it wrote), so that a pause, a seek or an edit is heard
-/// within milliseconds. The clock is the server's own account of the frame heard now (the
-/// stream's read position less the sink's latency).
+/// (`sinkLatency`). The route can still take that buffer back: a rewind flushes the stream and,
+/// with the same request, writes again from just behind the frame heard (what comes before the
+/// frame the rewind asked for, from its copy of what it wrote), so that a pause, a seek or an edit
+/// is heard within milliseconds. The stream never stops, so each frame is heard at the time the
+/// clock gives it. The clock is the server's own account of the frame heard now (the stream's
+/// read position less the sink's latency).
 public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
     public let name: String
     public let format: AudioFormat
@@ -77,16 +78,30 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     let writable = try stream.waitUntilWritable(minimumFrames: plan.minimumWritableFrames)
                     if thread.shouldStop { break }
                     if let target = rewinds.take(), plan.rewindRequested(toFrame: target) == .flush {
-                        let serverEnd = plan.serverEnd
-                        let resume = try stream.flush()
-                        logger.trace("\(name): rewound to frame \(target); the server resumes at \(resume), \(serverEnd - resume) frames written again")
-                        // (The frame heard is the route's clock's: the stream waits for the next
-                        // write after a flush, so the flush's own timing says it is not playing.)
-                        let outcome = plan.flushed(resumingAt: resume, rewindTarget: target, heardFrame: clock.isRunning ? clock.currentFrame() : nil,
-                                                   rewindMarginFrames: clock.rewindMarginFrames)
+                        let heard = clock.isRunning ? clock.currentFrame() : nil
+                        let resume = try stream.readFrame()
+                        let outcome = plan.flushing(resumingAt: resume, rewindTarget: target, heardFrame: heard, rewindMarginFrames: clock.rewindMarginFrames)
                         if let margin = outcome.rewindMarginFrames { clock.setRewindMarginFrames(margin) }
                         if let target = outcome.resumedAfterRewindTo { source.routeDidResume(atFrame: resume, afterRewindTo: target) }
-                        clock.noteFramesRendered(outcome.framesRendered)
+                        // The write after the flush is rendered first and goes with it: the stream
+                        // plays on through a flush, and would play silence while the route rendered.
+                        let rewrite = try buffer.withUnsafeMutableBufferPointer { pointer throws(RouteError) -> PulseWritePlan.Write? in
+                            let action = plan.roomToWrite(writableFrames: bufferFrames, capacityFrames: bufferFrames, heardFrame: heard ?? resume) {
+                                source.queuedFrameCount(fromRouteFrame: $0)
+                            }
+                            guard case .write(let write) = action else {
+                                try stream.flush()
+                                return nil
+                            }
+                            let samples = UnsafeMutableBufferPointer(rebasing: pointer[0..<(write.frameCount * format.channelCount)])
+                            plan.fill(samples, for: write) { _ = source.render(into: $0, frameCount: $1, atRouteFrame: $2) }
+                            try stream.flush(thenWriting: UnsafeBufferPointer(samples), atFrame: write.startFrame)
+                            return write
+                        }
+                        if let rewrite { plan.wrote(rewrite) }
+                        logger.trace("\(name): rewound to frame \(target); the server read at \(resume), written again from \(rewrite?.startFrame ?? resume)")
+                        clock.noteFramesRendered(plan.frame)
+                        updateClock()
                         continue
                     }
                     let action = plan.roomToWrite(writableFrames: writable, capacityFrames: bufferFrames, heardFrame: clock.currentFrame()) {
@@ -102,7 +117,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                         try buffer.withUnsafeMutableBufferPointer { pointer in
                             let samples = UnsafeMutableBufferPointer(rebasing: pointer[0..<(write.frameCount * format.channelCount)])
                             plan.fill(samples, for: write) { _ = source.render(into: $0, frameCount: $1, atRouteFrame: $2) }
-                            try stream.write(UnsafeBufferPointer(samples), fromFramesBeforeEnd: write.framesBeforeEnd)
+                            try stream.write(UnsafeBufferPointer(samples))
                         }
                         plan.wrote(write)
                         clock.noteFramesRendered(plan.frame)
@@ -113,7 +128,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                 logger.error("\(name): \(error)")
             }
             // Stopping is immediate: what the server still holds is past the end the timeline reached.
-            _ = try? stream.flush()
+            try? stream.flush()
         }
     }
 

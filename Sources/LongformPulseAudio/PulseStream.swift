@@ -18,6 +18,8 @@ final class PulseStream: @unchecked Sendable {
     private let sampleRate: Int
     /// Set by `interrupt()`, cleared by the waiter: another thread has something for the route's thread.
     private var isInterrupted = false // guarded by the mainloop lock
+    /// Whether the stream waits for its first write: it opens corked, and plays from that write on.
+    private var isCorked = true // guarded by the mainloop lock
 
     /// Connects to the server and opens a stream to `sink` (nil: the default) that asks for more
     /// whenever `requestSeconds` are free, holds two of those, and asks the sink to render no more
@@ -53,23 +55,26 @@ final class PulseStream: @unchecked Sendable {
         pa_stream_set_write_callback(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, userdata)
         let bytesPerSecond = Double(format.sampleRate * frameBytes)
         func bytes(_ seconds: Double) -> UInt32 { UInt32(bytesPerSecond * seconds) / UInt32(frameBytes) * UInt32(frameBytes) }
-        // Prebuffering of one frame: playback starts with the first write, and a flush (or running
-        // dry) holds the server's read index where it is until the next write, so that a write
-        // that comes late is heard late, not lost. With no prebuffering the server reads on through
-        // silence past what was written, and a late write lands behind its read index: the sink
-        // rewinds for it if it can (one block at most; a null sink's monitor never shows the
-        // stretch rewound) and the rest is never heard.
+        // No prebuffering: the stream plays from the first write and never stops, so that every frame is
+        // heard at the time the clock's line gives it, through flushes and underruns alike. With
+        // one frame of prebuffering a flush held the server's read index until the next write, and
+        // every flush moved the line by the time it stood still (11 to 86 ms on a null sink), which
+        // its reports showed only a second later: speakers in a group started out of step. A write
+        // that comes late lands behind the read index: the sink rewinds for it if it can, and the
+        // rest is silence heard in its place (the flush therefore goes with its write).
         // With PA_STREAM_ADJUST_LATENCY the server asks the sink for a latency of half of what the
         // stream's target holds beyond two requests, and queues the target less what the sink
         // got: two requests and the sink's latency in the queue, the sink's latency in the sink.
         // The sink's latency is what a flush cannot take back: with 1 s requests in 4 s, a sink
         // nobody else asked for less rendered 1 s ahead, and a change was heard up to a second
         // late (without adjusting, a fresh null sink renders 2 s ahead).
-        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(2 * (requestSeconds + sinkLatencySeconds)), prebuf: UInt32(frameBytes),
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(2 * (requestSeconds + sinkLatencySeconds)), prebuf: 0,
                                         minreq: bytes(requestSeconds), fragsize: UInt32.max)
         // Timing is asked for with each write and each flush, which is as often as the clock is
         // read: libpulse's automatic updates would wake the mainloop several times a second.
-        let flags = pa_stream_flags_t(PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
+        // Corked until the first write (see `send`): uncorked, the stream would play silence
+        // meanwhile, and the first write would land behind its read index.
+        let flags = pa_stream_flags_t(PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_START_CORKED.rawValue)
         guard pa_stream_connect_playback(stream, sink, &attributes, flags, nil, nil) >= 0 else { throw contextError() }
         while pa_stream_get_state(stream) != PA_STREAM_READY {
             if pa_stream_get_state(stream) == PA_STREAM_FAILED { throw contextError() }
@@ -127,34 +132,50 @@ final class PulseStream: @unchecked Sendable {
         unlock()
     }
 
-    /// Hands interleaved Float32 frames to the server, after what it holds, or from `backFrames`
-    /// before its end (the server replaces what it held there, and when that is behind its read
-    /// index it asks its sink to take back what it rendered and render it again).
-    func write(_ samples: UnsafeBufferPointer<Float>, fromFramesBeforeEnd backFrames: Int = 0) throws(RouteError) {
+    /// Hands interleaved Float32 frames to the server, after what it holds.
+    func write(_ samples: UnsafeBufferPointer<Float>) throws(RouteError) {
         lock()
         defer { unlock() }
-        guard let stream, pa_stream_write(stream, samples.baseAddress, samples.count * MemoryLayout<Float>.size, nil,
-                                          -Int64(backFrames * frameBytes), PA_SEEK_RELATIVE) >= 0 else {
-            throw contextError()
-        }
+        try send(samples, seekingTo: 0, PA_SEEK_RELATIVE)
         // A fresh timing report for the next reading of the clock; nobody waits for it.
         if let operation = pa_stream_update_timing_info(stream, nil, nil) { pa_operation_unref(operation) }
     }
 
-    /// Drops what the server holds and has not played; returns the frame the next write is
-    /// played as (the server's write index, now back at the frame it was about to play). The
-    /// stream waits there for that write (see the prebuffering in `init`).
-    func flush() throws(RouteError) -> Int64 {
+    /// The frame the server is about to play: its read index, asked for now (one round trip).
+    func readFrame() throws(RouteError) -> Int64 {
         lock()
         defer { unlock() }
         guard let stream else { throw contextError() }
-        // Both requests go out at once and only the second is waited for: the server answers in
-        // order, so the timing that comes back is the one after the flush (one round trip, not two).
-        guard let flushing = pa_stream_flush(stream, nil, nil) else { throw contextError() }
-        pa_operation_unref(flushing)
         try runToCompletion(pa_stream_update_timing_info(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, UnsafeMutableRawPointer(mainloop)))
         guard let timing = pa_stream_get_timing_info(stream) else { throw contextError() }
-        return timing.pointee.write_index / Int64(frameBytes)
+        return timing.pointee.read_index / Int64(frameBytes)
+    }
+
+    /// Drops what the server holds and has not played and, in the same breath, hands it `samples`
+    /// (interleaved Float32, if any) as frames from `frame` on. Frames written behind the server's
+    /// read index are taken back from its sink and rendered again, where the sink can rewind. The
+    /// stream plays on meanwhile (see the prebuffering in `init`): were the write sent after the
+    /// flush's answer, the sink would play silence for as long as that took.
+    func flush(thenWriting samples: UnsafeBufferPointer<Float>? = nil, atFrame frame: Int64 = 0) throws(RouteError) {
+        lock()
+        defer { unlock() }
+        guard let stream, let flushing = pa_stream_flush(stream, nil, nil) else { throw contextError() }
+        pa_operation_unref(flushing)
+        if let samples { try send(samples, seekingTo: frame * Int64(frameBytes), PA_SEEK_ABSOLUTE) }
+        if let operation = pa_stream_update_timing_info(stream, nil, nil) { pa_operation_unref(operation) }
+    }
+
+    /// Sends `samples` at `offset` bytes by `mode` (with the lock held), and starts the stream
+    /// with its first write.
+    private func send(_ samples: UnsafeBufferPointer<Float>, seekingTo offset: Int64, _ mode: pa_seek_mode_t) throws(RouteError) {
+        guard let stream, pa_stream_write(stream, samples.baseAddress, samples.count * MemoryLayout<Float>.size, nil, offset, mode) >= 0 else {
+            throw contextError()
+        }
+        if isCorked, !samples.isEmpty {
+            guard let uncorking = pa_stream_cork(stream, 0, nil, nil) else { throw contextError() }
+            pa_operation_unref(uncorking)
+            isCorked = false
+        }
     }
 
     /// The server's last timing report as "this frame is heard at this host time", read from the

@@ -34,16 +34,19 @@ import Testing
             return action
         }
 
-        /// A rewind to `target`, flushed with the server resuming at `resume`.
-        mutating func rewind(to target: Int64, resume: Int64, heard: Int64?, margin: Int64? = 20) -> PulseWritePlan.FlushOutcome? {
+        /// A rewind to `target` with `heard` heard and the server about to play `resume`: a
+        /// flush sent with the write that goes with it.
+        mutating func rewind(to target: Int64, resume: Int64, heard: Int64?, margin: Int64? = 20,
+                             queued: Int64? = nil) -> (outcome: PulseWritePlan.FlushOutcome, write: PulseWritePlan.WriteAction)? {
             guard plan.rewindRequested(toFrame: target) == .flush else { return nil }
+            let outcome = plan.flushing(resumingAt: resume, rewindTarget: target, heardFrame: heard, rewindMarginFrames: margin)
             samples = samples.filter { $0.key < resume }
-            return plan.flushed(resumingAt: resume, rewindTarget: target, heardFrame: heard, rewindMarginFrames: margin)
+            return (outcome, room(2100, heard: heard ?? resume, queued: queued))
         }
     }
 
-    static func write(_ start: Int64, _ count: Int, replayed: Int = 0, behind: Int = 0) -> PulseWritePlan.WriteAction {
-        .write(.init(startFrame: start, frameCount: count, replayedFrameCount: replayed, framesBeforeEnd: behind))
+    static func write(_ start: Int64, _ count: Int, replayed: Int = 0) -> PulseWritePlan.WriteAction {
+        .write(.init(startFrame: start, frameCount: count, replayedFrameCount: replayed))
     }
 
     /// The first write is short and taken at any room; after it, the route waits for a full write's room.
@@ -53,7 +56,7 @@ import Testing
         #expect(server.room(2000, heard: 0) == Self.write(0, 100))
         #expect(server.plan.minimumWritableFrames == 1000)
         #expect(server.room(1900, heard: 0) == Self.write(100, 1900))
-        #expect(server.plan.serverEnd == 2000)
+        #expect(server.plan.frame == 2000)
     }
 
     /// With little queued, it writes up to the low-water mark ahead of the frame heard, then waits
@@ -75,47 +78,50 @@ import Testing
     }
 
     /// The server resumes before the rewind's target: the frames in between are written again as
-    /// they were (the renderer's queue may hold other audio there now), the rest rendered anew.
-    @Test func aFlushReplaysWhatComesBeforeTheTargetAsItWas() {
+    /// they were (the renderer's queue may hold other audio there now), the rest rendered anew, a
+    /// first write's worth; then writes are full again.
+    @Test func aFlushReplaysWhatComesBeforeTheTargetAsItWas() throws {
         var server = Server()
         _ = server.room(2000, heard: 0)
         _ = server.room(1900, heard: 0)
-        let outcome = server.rewind(to: 530, resume: 500, heard: nil)
-        #expect(outcome == .init(rewindMarginFrames: nil, resumedAfterRewindTo: nil, framesRendered: 500))
         server.pass = 2
-        #expect(server.plan.minimumWritableFrames == 1)
-        #expect(server.room(1500, heard: 480) == Self.write(500, 100, replayed: 30))
+        let flushed = server.rewind(to: 530, resume: 500, heard: nil)
+        let (outcome, write) = try #require(flushed)
+        #expect(outcome == .init(rewindMarginFrames: nil, resumedAfterRewindTo: nil))
+        #expect(write == Self.write(500, 130, replayed: 30))
         for frame in Int64(500)..<530 { #expect(server.samples[frame] == Server.mark(frame, pass: 1)) }
-        for frame in Int64(530)..<600 { #expect(server.samples[frame] == Server.mark(frame, pass: 2)) }
-        // Past the target, writes are full again and all rendered.
-        #expect(server.room(1400, heard: 490) == Self.write(600, 1400))
+        for frame in Int64(530)..<630 { #expect(server.samples[frame] == Server.mark(frame, pass: 2)) }
+        #expect(server.plan.minimumWritableFrames == 1000)
+        #expect(server.room(1400, heard: 490) == Self.write(630, 1400))
     }
 
-    /// With the clock running, the first write after a flush starts two safety margins behind the
-    /// frame heard, behind the server's read index, with what was written there.
-    @Test func theFirstWriteAfterAFlushStartsBehindTheFrameHeard() {
+    /// With the clock running, the write that goes with a flush starts two safety margins behind
+    /// the frame heard, behind the server's read index, with what was written there.
+    @Test func theWriteWithAFlushStartsBehindTheFrameHeard() throws {
         var server = Server()
         _ = server.room(2000, heard: 0)
         _ = server.room(1900, heard: 0)
-        _ = server.rewind(to: 600, resume: 510, heard: 500)
         server.pass = 2
-        #expect(server.plan.serverEnd == 510)
-        #expect(server.room(1500, heard: 500) == Self.write(498, 100, replayed: 100, behind: 12))
-        for frame in Int64(498)..<598 { #expect(server.samples[frame] == Server.mark(frame, pass: 1)) }
-        #expect(server.room(1500, heard: 505) == Self.write(598, 1500, replayed: 2))
-        #expect(server.samples[600] == Server.mark(600, pass: 2))
+        let flushed = server.rewind(to: 600, resume: 510, heard: 500)
+        let (_, write) = try #require(flushed)
+        #expect(write == Self.write(498, 202, replayed: 102))
+        for frame in Int64(498)..<600 { #expect(server.samples[frame] == Server.mark(frame, pass: 1)) }
+        for frame in Int64(600)..<700 { #expect(server.samples[frame] == Server.mark(frame, pass: 2)) }
     }
 
-    /// A first write too short to reach past the server's write index is sent at its end instead.
-    @Test func aWriteThatWouldNotReachTheReadIndexAgainIsNotSentBehind() {
+    /// With little queued past the target, the write that goes with a flush holds the replay and
+    /// the low-water mark's worth past the frame heard.
+    @Test func aFlushWithLittleQueuedKeepsTheLowWaterMark() throws {
         var server = Server()
         _ = server.room(2000, heard: 0)
         _ = server.room(1900, heard: 0)
-        _ = server.rewind(to: 600, resume: 510, heard: 500)
-        #expect(server.room(10, heard: 500) == Self.write(510, 10, replayed: 10))
+        let flushed = server.rewind(to: 530, resume: 500, heard: 480, queued: 0)
+        let (_, write) = try #require(flushed)
+        // 100 past the frame heard: to 580.
+        #expect(write == Self.write(478, 102, replayed: 52))
     }
 
-    /// Where the server resumes teaches the margin: a longer reach is taken at once, a shorter one
+    /// Where the server reads teaches the margin: a longer reach is taken at once, a shorter one
     /// a quarter of the way, and one beyond reason not at all.
     @Test func eachFlushTeachesTheRewindMargin() throws {
         var server = Server()
@@ -123,26 +129,29 @@ import Testing
         _ = server.room(1900, heard: 0)
         // Reach: 530 - 500 + 1 = 31, above the margin of 20.
         let first = server.rewind(to: 900, resume: 530, heard: 500)
-        #expect(try #require(first).rewindMarginFrames == 31)
+        #expect(try #require(first).outcome.rewindMarginFrames == 31)
         _ = server.room(1500, heard: 500)
         // Reach 11, below 31: (3 * 31 + 11) / 4 = 26.
         let second = server.rewind(to: 560, resume: 520, heard: 510, margin: 31)
-        #expect(try #require(second).rewindMarginFrames == 26)
-        _ = server.room(1500, heard: 500)
+        #expect(try #require(second).outcome.rewindMarginFrames == 26)
         _ = server.room(1500, heard: 500)
         // Reach 201: the server is still starting; nothing is learnt.
         let third = server.rewind(to: 800, resume: 720, heard: 520, margin: 26)
-        #expect(try #require(third).rewindMarginFrames == nil)
+        #expect(try #require(third).outcome.rewindMarginFrames == nil)
     }
 
-    /// A server that resumed past the rewind's target says so, for the timeline to follow.
+    /// A server that reads past the rewind's target says so, for the timeline to follow, and what
+    /// it held up to there is written again as it was.
     @Test func aResumePastTheTargetIsReported() throws {
         var server = Server()
         _ = server.room(2000, heard: 0)
         _ = server.room(1900, heard: 0)
+        server.pass = 2
         let flushed = server.rewind(to: 500, resume: 530, heard: 520)
-        let outcome = try #require(flushed)
+        let (outcome, write) = try #require(flushed)
         #expect(outcome.resumedAfterRewindTo == 500)
-        #expect(outcome.framesRendered == 530)
+        #expect(write == Self.write(518, 112, replayed: 12))
+        #expect(server.samples[529] == Server.mark(529, pass: 1))
+        #expect(server.samples[530] == Server.mark(530, pass: 2))
     }
 }

@@ -1,23 +1,24 @@
-/// The PulseAudio route's rules for what it writes next, as a value type: the short first write
-/// after a flush, the low-water mark, the frames a flush resumes at and writes again as they were
-/// (from its `FrameHistory`), the write placed behind the server's read index, and the rewind
-/// margin learnt from each flush.
+/// The PulseAudio route's rules for what it writes next, as a value type: the low-water mark, the
+/// write that goes with a flush (from behind the frame heard, the frames before the rewind's
+/// target written again as they were, from its `FrameHistory`), the short first write after it,
+/// and the rewind margin learnt from each flush.
 ///
 /// The route's thread is its driver: it waits until the server can take `minimumWritableFrames`,
-/// hands each event here (a rewind asked for, a flush done, room to write, a write done) and carries
-/// out what comes back. Frames are route frames; the server holds every frame before
-/// `frame + framesBehindEnd` that it has not played.
+/// hands each event here (a rewind asked for, a flush to send, room to write, a write done) and
+/// carries out what comes back. Frames are route frames; the server holds every frame
+/// before `frame` that it has not played.
 struct PulseWritePlan {
     /// The route's sizes, in frames at its rate.
     struct Sizes {
         /// Frames per full write: the server asks again when that much has played.
         var writeFrames: Int
-        /// The first write after a flush, short so that it is heard at once (the rest follows at once).
+        /// What the first write after a flush renders, short so that it goes with the flush at once
+        /// (the rest follows at once).
         var firstWriteFrames: Int
         /// Written ahead of the frame heard whether or not audio is queued for it, so that the server
         /// does not run dry while the renderer is still being filled.
         var lowWaterFrames: Int64
-        /// Added to a learnt margin, and kept between the first write after a flush and the frame heard.
+        /// Added to a learnt margin, and kept twice between the first write after a flush and the frame heard.
         var safetyFrames: Int64
         /// A margin learnt beyond this (a server still starting) is not taken.
         var maximumMarginFrames: Int64
@@ -43,7 +44,7 @@ struct PulseWritePlan {
     }
 
     /// A write to carry out: `frameCount` frames from `startFrame`, the first `replayedFrameCount`
-    /// of them from the history, sent `framesBeforeEnd` frames before the end of what the server holds.
+    /// of them from the history.
     struct Write: Equatable {
         /// The first frame written.
         var startFrame: Int64
@@ -51,8 +52,6 @@ struct PulseWritePlan {
         var frameCount: Int
         /// Of those, how many are written again as they were before a flush.
         var replayedFrameCount: Int
-        /// How far before the server's write index the write goes (0: at its end).
-        var framesBeforeEnd: Int
     }
 
     /// What to do on room to write.
@@ -65,7 +64,8 @@ struct PulseWritePlan {
 
     /// What to do on a rewind.
     enum RewindAction: Equatable {
-        /// Flush the server's stream, then report where it resumes (`flushed`).
+        /// Ask the server where it reads (`flushing`), then flush its stream, sending the write
+        /// `roomToWrite` gives next with it.
         case flush
         /// Nothing written is taken back: write on.
         case writeOn
@@ -75,10 +75,8 @@ struct PulseWritePlan {
     struct FlushOutcome: Equatable {
         /// The rewind margin learnt from it, if one was.
         var rewindMarginFrames: Int64?
-        /// The rewind's target when the server resumed past it (the frames between are heard as they were).
+        /// The rewind's target when the server resumes past it (the frames between are heard as they were).
         var resumedAfterRewindTo: Int64?
-        /// Every frame before this one is rendered: the route's clock is told so.
-        var framesRendered: Int64
     }
 
     /// The sizes it plans with.
@@ -87,8 +85,6 @@ struct PulseWritePlan {
     private(set) var frame: Int64 = 0
     /// Frames before this one are written again from the history rather than rendered.
     private(set) var replayEnd: Int64 = 0
-    /// How far before the server's write index the next write goes.
-    private(set) var framesBehindEnd = 0
     /// Whether the next write is the first after a flush (or the start): short, and sent at any room.
     private(set) var isRefilling = true
     /// What was written, by route frame, for the frames a flush resumes at.
@@ -103,22 +99,26 @@ struct PulseWritePlan {
     /// The room to wait for before the next write: any after a flush, else a full write's.
     var minimumWritableFrames: Int { isRefilling ? 1 : sizes.writeFrames }
 
-    /// The end of what the server holds: past `frame` while a write behind it is pending.
-    var serverEnd: Int64 { frame + Int64(framesBehindEnd) }
-
     /// A rewind to `target` was asked for: a flush if the server holds frames from `target` on;
     /// else a replay pending past `target` is cut there, since those frames render anew.
     mutating func rewindRequested(toFrame target: Int64) -> RewindAction {
-        guard target < serverEnd else {
+        guard target < frame else {
             replayEnd = min(replayEnd, target)
             return .writeOn
         }
         return .flush
     }
 
-    /// The server flushed for a rewind to `target` and plays on from `resume`; `heardFrame` is the
-    /// route's clock's frame heard now (nil while it is not running), `rewindMarginFrames` its margin.
-    mutating func flushed(resumingAt resume: Int64, rewindTarget target: Int64, heardFrame: Int64?, rewindMarginFrames: Int64?) -> FlushOutcome {
+    /// A flush for a rewind to `target` is about to be sent, the server being about to play
+    /// `resume` (its read index, asked for just before) and the route's clock hearing `heardFrame`
+    /// (nil while it is not running), its margin `rewindMarginFrames`. The next write goes with
+    /// the flush, so that the server never plays on empty between the two (it would play silence
+    /// at the time of what it held). It starts a little behind the frame heard, with what was
+    /// written there up to `resume`, or to `target` if that is later: behind the server's read
+    /// index, so that a sink that can rewind takes back what it rendered ahead and renders again at
+    /// once (else the change waits for its next block); the audio is what it had, so a sink that
+    /// cannot rewind loses nothing.
+    mutating func flushing(resumingAt resume: Int64, rewindTarget target: Int64, heardFrame: Int64?, rewindMarginFrames: Int64?) -> FlushOutcome {
         var learntMargin: Int64?
         if let heardFrame {
             // The server cannot take back what its sink already has: learn how far ahead of the
@@ -127,25 +127,15 @@ struct PulseWritePlan {
             let margin = rewindMarginFrames ?? reach
             if reach <= sizes.maximumMarginFrames { learntMargin = reach > margin ? reach : (3 * margin + reach) / 4 }
         }
-        // Normally before `frame`. (Past it only if the server read on past what was written,
-        // which its prebuffering prevents; then the route's frames follow.)
         replayEnd = resume < target && history.holds(resume..<target) ? target : resume
         frame = resume
-        framesBehindEnd = 0
-        // The first write starts a little behind the frame heard, with what was written there:
-        // behind the server's read index, so that a sink that can rewind takes back what it rendered
-        // ahead and renders again at once (else the change waits for its next block). The audio is
-        // what it had, so a sink that cannot rewind loses nothing.
         if let heardFrame {
             let behind = heardFrame - 2 * sizes.safetyFrames
             // (`replayEnd` is already at or past `resume`: from `behind` to there is all a replay.)
-            if behind < resume && history.holds(behind..<resume) {
-                framesBehindEnd = Int(resume - behind)
-                frame = behind
-            }
+            if behind < resume && history.holds(behind..<resume) { frame = behind }
         }
         isRefilling = true
-        return FlushOutcome(rewindMarginFrames: learntMargin, resumedAfterRewindTo: resume > target ? target : nil, framesRendered: resume)
+        return FlushOutcome(rewindMarginFrames: learntMargin, resumedAfterRewindTo: resume > target ? target : nil)
     }
 
     /// The server has room for `writableFrames` (the route's buffer for `capacityFrames`);
@@ -154,18 +144,13 @@ struct PulseWritePlan {
     mutating func roomToWrite(writableFrames: Int, capacityFrames: Int, heardFrame: Int64,
                               queuedFrameCount: (_ fromRouteFrame: Int64) -> Int64?) -> WriteAction {
         var count = min(writableFrames, capacityFrames)
+        // Frames before a rewind's target first, from what was written; then what the renderer has
+        // queued (after a flush, a short stretch only, so that the flush waits for little).
+        let replayedFrames = Int(max(0, min(replayEnd - frame, Int64(count))))
         if isRefilling {
-            count = min(count, sizes.firstWriteFrames)
+            count = min(count, replayedFrames + sizes.firstWriteFrames)
             isRefilling = false
         }
-        // A write that would not reach the server's read index again is not sent behind it: a sink
-        // that rewound for it would run dry until the next write.
-        if framesBehindEnd > 0 && count <= framesBehindEnd {
-            frame += Int64(framesBehindEnd)
-            framesBehindEnd = 0
-        }
-        // Frames before a rewind's target first, from what was written; then what the renderer has queued.
-        let replayedFrames = Int(max(0, min(replayEnd - frame, Int64(count))))
         if let queued = queuedFrameCount(frame + Int64(replayedFrames)) {
             let needed = sizes.lowWaterFrames - (frame - heardFrame)
             count = min(count, Int(max(Int64(replayedFrames) + queued, needed, 0)))
@@ -174,7 +159,7 @@ struct PulseWritePlan {
         // when the server is down to half the low-water mark. Half, not all of it: paused or
         // stopped, the route wakes 20 times a second instead of 100.
         guard count > 0 else { return .wait(untilFrameHeard: frame - sizes.lowWaterFrames / 2) }
-        return .write(Write(startFrame: frame, frameCount: count, replayedFrameCount: replayedFrames, framesBeforeEnd: framesBehindEnd))
+        return .write(Write(startFrame: frame, frameCount: count, replayedFrameCount: replayedFrames))
     }
 
     /// Fills `samples` (interleaved, `write.frameCount` frames) for `write`: the replayed frames
@@ -194,6 +179,5 @@ struct PulseWritePlan {
     /// The server took `write`.
     mutating func wrote(_ write: Write) {
         frame = write.startFrame + Int64(write.frameCount)
-        framesBehindEnd = 0
     }
 }
