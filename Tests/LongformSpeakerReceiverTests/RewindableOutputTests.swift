@@ -57,6 +57,25 @@ import Testing
         #expect(session.nextFrame == 4_410 && session.takeRewindRequest() == nil)
     }
 
+    @Test func whatTheOutputHeldBeforeItPlayedIsRenderedAgainOnceItPlays() {
+        // Before its clock runs, the output's frames are placed at times long past: an anchor
+        // finds none of them to take back. Once it plays, it renders again from where it can.
+        let start: UInt64 = 82_000_000_000
+        var session = SpeakerSessionTests.ready()
+        session.isOutputRunning = false
+        _ = Self.render(&session, 0..<88_200, start: 30_000_000_000, changeable: 0)
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
+        #expect(session.takeRewindRequest() == nil, "no frame rendered is heard at the anchor's moment")
+        session.changeableOutputFrame = 441
+        session.isOutputRunning = true
+        #expect(session.takeRewindRequest() == 441)
+        session.isOutputRunning = true
+        #expect(session.takeRewindRequest() == nil, "once, when it starts playing")
+        // Rendered again on the running clock (output frame 0 heard at `start`): the ramp from the anchor's frame.
+        let heard = Self.render(&session, 441..<4_410, start: start, changeable: 441)
+        #expect(Self.firstDifference(heard, Self.ramp(441..<4_410)) == nil)
+    }
+
     @Test func beforeAStartTheFirstChangeableFrameIsTheStartsNotTheEndOfWhatTheOutputHolds() {
         // The output renders 2 s ahead: a second of silence before the anchor's moment (nothing
         // read), then a second of the ramp. A sender skips audio before the frame a status

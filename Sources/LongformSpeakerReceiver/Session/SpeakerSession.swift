@@ -132,7 +132,12 @@ public struct SpeakerSession: Sendable {
     /// Whether the output plays: its clock says which frame is heard when. Set before each message,
     /// as `changeableOutputFrame`. An output still starting (a PulseAudio stream can take a second
     /// or two) would hear a start's first frames late: the speaker is not ready until it plays.
-    public var isOutputRunning = true
+    /// Once it plays, what it holds is rendered again from its first changeable frame: it was
+    /// placed by a clock that did not run (every frame's time long past), so an anchor that came
+    /// meanwhile found no frame of it to rewind, and a room started up to 1.8 s late.
+    public var isOutputRunning = true {
+        didSet { if isOutputRunning && !oldValue { requestRewindToChangeableFrame() } }
+    }
     /// Whether the speaker can play a frame at the time an anchor gives: its clock is good and its
     /// output plays. A sender starts a group once every speaker is (see `status()`).
     public var isReadyToPlay: Bool { clock.isGood && isOutputRunning }
