@@ -118,7 +118,7 @@ import Testing
         let routes = try client.get("/api/routes").json
         let ids = (routes["routes"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
         #expect(routes["current"] as? String == "null")
-        #expect(ids.contains("null") && ids.contains("pulse:\(PulseAudioServer.sinkName)"), "\(ids)")
+        #expect(ids.contains("null") && ids.contains("pulse:\(PulseAudioServer.sharedSinkName)"), "\(ids)")
         #expect(!ids.contains { $0.hasPrefix("wav") })
         #expect(try client.put("/api/route", json: #"{"route": "wav:/tmp/anything.wav"}"#).status == 404)
         #expect(try client.put("/api/route", json: #"{"route": "speakers"}"#).status == 400)
@@ -126,8 +126,8 @@ import Testing
         #expect(try client.post("/api/playlist/items", json: #"{"items": [{"path": "album/one.flac"}]}"#).status == 201)
         #expect(try client.post("/api/transport/play").status == 204)
         try running.waitForState { ($0["offset"] as? NSNumber)?.doubleValue ?? 0 > 0.2 }
-        let switched = try client.put("/api/route", json: #"{"route": "pulse:\#(PulseAudioServer.sinkName)"}"#)
-        #expect(switched.status == 200 && switched.json["current"] as? String == "pulse:\(PulseAudioServer.sinkName)", "\(switched)")
+        let switched = try client.put("/api/route", json: #"{"route": "pulse:\#(PulseAudioServer.sharedSinkName)"}"#)
+        #expect(switched.status == 200 && switched.json["current"] as? String == "pulse:\(PulseAudioServer.sharedSinkName)", "\(switched)")
         // The PulseAudio server now has our stream playing into its sink.
         let server = try PulseAudioServer.start()
         var inputs = ""
@@ -140,7 +140,7 @@ import Testing
         let atSwitch = offset(try client.get("/api/state").json)
         let state = try running.waitForState { offset($0) > atSwitch + 0.5 }
         #expect(offset(state) > atSwitch + 0.5, "\(state)")
-        #expect(state["playbackState"] as? String == "playing" && state["route"] as? String == "pulse:\(PulseAudioServer.sinkName)")
+        #expect(state["playbackState"] as? String == "playing" && state["route"] as? String == "pulse:\(PulseAudioServer.sharedSinkName)")
     }
 
     @Test func nowPlayingCarriesTagsAndArtwork() throws {

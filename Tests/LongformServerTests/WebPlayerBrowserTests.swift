@@ -12,7 +12,7 @@ import Testing
         let screenshots = repository.appendingPathComponent(".build/screenshots").path
         // Debian's python3, which has Debian's Selenium (another python3 may come first in PATH).
         let result = try ExternalTool.run("/usr/bin/python3", [repository.appendingPathComponent("Tests/Browser/web_player_test.py").path,
-                                                      "--port", "\(running.port)", "--pulse-route", "pulse:\(PulseAudioServer.sinkName)",
+                                                      "--port", "\(running.port)", "--pulse-route", "pulse:\(PulseAudioServer.sharedSinkName)",
                                                       "--screenshots", screenshots])
         #expect(result.status == 0, "\(result.output)\(result.errorOutput)")
         for name in ["web-player-desktop.png", "web-player-phone.png"] {

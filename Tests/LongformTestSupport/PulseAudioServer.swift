@@ -1,15 +1,20 @@
 import Foundation
 
-/// A real PulseAudio server for the tests, with a null sink named `longform_test`, on a private socket.
-/// Started once per test process (again if it has left); it exits by itself 30 s after its last client.
+/// A real PulseAudio server for the tests, with two null sinks, on a private socket: `longform_test`,
+/// whose monitor tests record, and `longform_shared`, the default, for tests that only play. Started
+/// once per test process (again if it has left); it exits by itself 30 s after its last client.
 ///
 /// The sink does not rewind (`norewinds=1`), so that its monitor is a faithful listener: a sink
 /// that rewinds plays again what it rewound, but its monitor has already handed the first version
 /// of that stretch to the recorder and drops the second, so frames that were played would be
 /// missing from the recording (up to a block of the sink's, 5 ms under a 5 ms recorder).
 public enum PulseAudioServer {
-    /// The sink tests play to; record its monitor with `parec -d longform_test.monitor`.
+    /// The sink tests that record what is heard play to; record its monitor with
+    /// `parec -d longform_test.monitor`. One suite at a time plays to it (`.serialized`).
     public static let sinkName = "longform_test"
+    /// The sink tests play to when they record nothing, and the server's default: a stream of
+    /// theirs in `sinkName` mixed into another test's recording (a server test's, in CI).
+    public static let sharedSinkName = "longform_shared"
 
     private static let lock = NSLock()
     nonisolated(unsafe) private static var server: String?
@@ -30,6 +35,7 @@ public enum PulseAudioServer {
         // Started detached through the shell: a long-lived child that Foundation tracks keeps other
         // children's pipes from closing, which hangs every later `Process` in the test run.
         let command = "XDG_RUNTIME_DIR='\(runtime.path)' HOME='\(runtime.path)' pulseaudio --daemonize=no -n --exit-idle-time=30 --disallow-exit --use-pid-file=no"
+            + " --load='module-null-sink sink_name=\(sharedSinkName) rate=44100 channels=2'"
             + " --load='module-null-sink sink_name=\(sinkName) rate=44100 channels=2 norewinds=1'"
             + " --load='module-native-protocol-unix socket=\(socket) auth-anonymous=1'"
             + " --log-level=info </dev/null >'\(log)' 2>&1 &"
@@ -43,6 +49,7 @@ public enum PulseAudioServer {
             }
             usleep(50_000)
         }
+        _ = try ExternalTool.check("pactl", ["--server", address, "set-default-sink", sharedSinkName])
         setenv("PULSE_SERVER", address, 1)
         server = address
         return address
