@@ -9,13 +9,25 @@ import LongformRoutes
 ///
 /// The server holds a large buffer (`bufferDuration`, 2 s) that the route fills in large writes
 /// (1 s), so that it wakes up about once a second; its sink renders only a little of it ahead
-/// (`sinkLatency`). The route can still take that buffer back: a rewind flushes the stream and,
-/// with the same request, writes again from just behind the frame heard (what comes before the
-/// frame the rewind asked for, from its copy of what it wrote), so that a pause, a seek or an edit
-/// is heard within milliseconds. The stream never stops, so each frame is heard at the time the
-/// clock gives it. The clock is the server's own account of the frame heard now (the stream's
-/// read position less the sink's latency).
+/// (`sinkLatency`). The route can still take that buffer back: a rewind flushes the stream and
+/// writes again from just behind the frame heard (what comes before the frame the rewind asked
+/// for, from its copy of what it wrote), so that a pause, a seek or an edit is heard within
+/// milliseconds; its `flushBehavior` says whether the stream stops meanwhile. The clock is the
+/// server's own account of the frame heard now (the stream's read position less the sink's
+/// latency).
 public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
+    /// What a flush keeps: every frame, or each frame's time.
+    public enum FlushBehavior: Sendable {
+        /// The stream stops at a flush until the route writes again, so that every frame is heard,
+        /// late if the route is late; each flush moves the time a frame is heard at by how long
+        /// the stream stood still (tens of milliseconds). For a player on its own.
+        case keepsEveryFrame
+        /// The stream never stops, and the route sends its write with the flush: every frame is
+        /// heard at the time the clock gives it, and what comes too late for the sink is silence.
+        /// For a speaker in a group, which places its audio by time.
+        case keepsTime
+    }
+
     public let name: String
     public let format: AudioFormat
     public let pacing = RoutePacing.realTime
@@ -31,6 +43,8 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
     public let sinkLatency: Double
     /// Seconds of audio per write: the server asks again when that much has played.
     public let writeDuration: Double
+    /// What a flush keeps.
+    public let flushBehavior: FlushBehavior
     private let thread = RestartableRouteThread()
     private let rewinds = RewindSignal()
     private let logger = Logger(label: LogLabel.route)
@@ -38,8 +52,9 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
 
     /// A route to `sink` (nil: the default sink).
     public init(sink: String? = nil, sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 4,
-                writeDuration: Double = 1, sinkLatency: Double = 0.025) {
+                writeDuration: Double = 1, sinkLatency: Double = 0.025, flushBehavior: FlushBehavior = .keepsEveryFrame) {
         self.sink = sink
+        self.flushBehavior = flushBehavior
         self.name = sink.map { "pulse:" + $0 } ?? "pulse"
         self.format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
         // Well past what the server holds, so that the route finds audio queued when it writes.
@@ -54,7 +69,9 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
 
     public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
         stop(waiting: true) // a route started again: its old thread is woken and gone first
-        let stream = try PulseStream(route: name, sink: sink, format: format, requestSeconds: writeDuration, sinkLatencySeconds: sinkLatency)
+        let keepsTime = flushBehavior == .keepsTime
+        let stream = try PulseStream(route: name, sink: sink, format: format, requestSeconds: writeDuration, sinkLatencySeconds: sinkLatency,
+                                     playsThroughFlushes: keepsTime)
         connection.value = stream
         let format = format, clock = clock, logger = logger, name = name, rewinds = rewinds
         let sizes = PulseWritePlan.Sizes(sampleRate: format.sampleRate, channelCount: format.channelCount,
@@ -67,10 +84,9 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
             var buffer = [Float](repeating: 0, count: bufferFrames * format.channelCount)
             var plan = PulseWritePlan(sizes: sizes)
             var heardFilter = HeardFrameFilter(sampleRate: format.sampleRate)
-            // The clock from the server's last timing report, through the filter, read at now.
+            // The clock from the server's timing reports, through the filter, read at now.
             func updateClock() {
-                guard let report = stream.timingReport() else { return }
-                _ = heardFilter.add(frame: report.frame, heardAt: report.hostTime)
+                for report in stream.takeTimingReports() { _ = heardFilter.add(frame: report.frame, heardAt: report.hostTime) }
                 if let point = heardFilter.point(near: HostClock.now()) { clock.update(frame: point.frame, heardAtHostTime: point.hostTime) }
             }
             do {
@@ -78,24 +94,31 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     let writable = try stream.waitUntilWritable(minimumFrames: plan.minimumWritableFrames)
                     if thread.shouldStop { break }
                     if let target = rewinds.take(), plan.rewindRequested(toFrame: target) == .flush {
+                        // (The frame heard is the route's clock's: a stream that stops at a flush
+                        // says it is not playing until the next write.)
                         let heard = clock.isRunning ? clock.currentFrame() : nil
-                        let resume = try stream.readFrame()
+                        let resume = keepsTime ? try stream.readFrame() : try stream.flushAndWait()
                         let outcome = plan.flushing(resumingAt: resume, rewindTarget: target, heardFrame: heard, rewindMarginFrames: clock.rewindMarginFrames)
                         if let margin = outcome.rewindMarginFrames { clock.setRewindMarginFrames(margin) }
                         if let target = outcome.resumedAfterRewindTo { source.routeDidResume(atFrame: resume, afterRewindTo: target) }
-                        // The write after the flush is rendered first and goes with it: the stream
-                        // plays on through a flush, and would play silence while the route rendered.
+                        // Keeping time, the write after the flush is rendered first and goes with it:
+                        // the stream plays on through a flush, and would play silence while the
+                        // route rendered.
                         let rewrite = try buffer.withUnsafeMutableBufferPointer { pointer throws(RouteError) -> PulseWritePlan.Write? in
                             let action = plan.roomToWrite(writableFrames: bufferFrames, capacityFrames: bufferFrames, heardFrame: heard ?? resume) {
                                 source.queuedFrameCount(fromRouteFrame: $0)
                             }
                             guard case .write(let write) = action else {
-                                try stream.flush()
+                                if keepsTime { try stream.flush() }
                                 return nil
                             }
                             let samples = UnsafeMutableBufferPointer(rebasing: pointer[0..<(write.frameCount * format.channelCount)])
                             plan.fill(samples, for: write) { _ = source.render(into: $0, frameCount: $1, atRouteFrame: $2) }
-                            try stream.flush(thenWriting: UnsafeBufferPointer(samples), atFrame: write.startFrame)
+                            if keepsTime {
+                                try stream.flush(thenWriting: UnsafeBufferPointer(samples), atFrame: write.startFrame)
+                            } else {
+                                try stream.write(UnsafeBufferPointer(samples), atFrame: write.startFrame)
+                            }
                             return write
                         }
                         if let rewrite { plan.wrote(rewrite) }

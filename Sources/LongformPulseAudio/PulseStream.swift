@@ -3,9 +3,10 @@ import Foundation
 import LongformCore
 import LongformRendering
 
-/// A PulseAudio playback stream on libpulse's threaded mainloop: owns the mainloop, the context
-/// and the stream, and frees them in `deinit`. Every call takes the mainloop's lock; the stream's
-/// callbacks only wake the thread that waits in `waitUntilWritable`.
+/// A PulseAudio playback stream on libpulse's threaded mainloop: owns the mainloop, the context,
+/// the stream and its report timer, and frees them in `deinit`. Every call takes the mainloop's
+/// lock; the stream's callbacks wake the thread that waits in `waitUntilWritable`, and keep the
+/// timing reports for `takeTimingReports`.
 ///
 /// Frames are counted by the stream's write index: the first frame written is frame 0, and a
 /// flush sets the next one back to the frame the server was about to play.
@@ -20,11 +21,29 @@ final class PulseStream: @unchecked Sendable {
     private var isInterrupted = false // guarded by the mainloop lock
     /// Whether the stream waits for its first write: it opens corked, and plays from that write on.
     private var isCorked = true // guarded by the mainloop lock
+    /// Timing reports not yet taken, oldest first.
+    private var pendingReports: [(frame: Int64, hostTime: UInt64)] = [] // guarded by the mainloop lock
+    /// Asks for timing reports while the stream plays: every `startingReportInterval` for its
+    /// first `startingReportCount` reports, then every `reportInterval`.
+    private var reportTimer: OpaquePointer?
+    /// Timing reports asked for by the timer so far.
+    private var reportsAsked = 0 // guarded by the mainloop lock
+    /// Microseconds between two timing reports asked for while the route's clock settles.
+    static let startingReportInterval: pa_usec_t = 100_000
+    /// Reports asked for at the starting interval: 30 s's worth.
+    static let startingReportCount = 300
+    /// Microseconds between two timing reports asked for after that: the filter keeps one report
+    /// per half second (the lowest), and one a second came with the writes already.
+    static let reportInterval: pa_usec_t = 500_000
+    /// Reports kept for the route at most: ten seconds' worth.
+    static let maximumPendingReports = 100
 
     /// Connects to the server and opens a stream to `sink` (nil: the default) that asks for more
     /// whenever `requestSeconds` are free, holds two of those, and asks the sink to render no more
-    /// than `sinkLatencySeconds` ahead.
-    init(route: String, sink: String?, format: AudioFormat, requestSeconds: Double, sinkLatencySeconds: Double, timeoutSeconds: Double = 5) throws(RouteError) {
+    /// than `sinkLatencySeconds` ahead; one that `playsThroughFlushes`, or stops at each until the
+    /// next write.
+    init(route: String, sink: String?, format: AudioFormat, requestSeconds: Double, sinkLatencySeconds: Double, playsThroughFlushes: Bool,
+         timeoutSeconds: Double = 5) throws(RouteError) {
         self.route = route
         frameBytes = format.channelCount * MemoryLayout<Float>.size
         sampleRate = format.sampleRate
@@ -55,23 +74,27 @@ final class PulseStream: @unchecked Sendable {
         pa_stream_set_write_callback(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, userdata)
         let bytesPerSecond = Double(format.sampleRate * frameBytes)
         func bytes(_ seconds: Double) -> UInt32 { UInt32(bytesPerSecond * seconds) / UInt32(frameBytes) * UInt32(frameBytes) }
-        // No prebuffering: the stream plays from the first write and never stops, so that every frame is
-        // heard at the time the clock's line gives it, through flushes and underruns alike. With
-        // one frame of prebuffering a flush held the server's read index until the next write, and
-        // every flush moved the line by the time it stood still (11 to 86 ms on a null sink), which
-        // its reports showed only a second later: speakers in a group started out of step. A write
-        // that comes late lands behind the read index: the sink rewinds for it if it can, and the
-        // rest is silence heard in its place (the flush therefore goes with its write).
+        // Playing through flushes, no prebuffering: the stream plays from the first write and never
+        // stops, so that every frame is heard at the time the clock's line gives it, through
+        // flushes and underruns alike. A write that comes late lands behind the read index: the
+        // sink rewinds for it if it can, and the rest is silence heard in its place (so the flush
+        // goes with its write: `flush(thenWriting:atFrame:)`).
+        // Otherwise one frame of prebuffering: a flush (or running dry) holds the server's read
+        // index until the next write, so that a write that comes late is heard late, not lost;
+        // but each flush moves the frame heard at a time by how long the stream stood still (11 to
+        // 86 ms on a null sink), which its reports show only later: speakers in a group started
+        // out of step.
         // With PA_STREAM_ADJUST_LATENCY the server asks the sink for a latency of half of what the
         // stream's target holds beyond two requests, and queues the target less what the sink
         // got: two requests and the sink's latency in the queue, the sink's latency in the sink.
         // The sink's latency is what a flush cannot take back: with 1 s requests in 4 s, a sink
         // nobody else asked for less rendered 1 s ahead, and a change was heard up to a second
         // late (without adjusting, a fresh null sink renders 2 s ahead).
-        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(2 * (requestSeconds + sinkLatencySeconds)), prebuf: 0,
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(2 * (requestSeconds + sinkLatencySeconds)),
+                                        prebuf: playsThroughFlushes ? 0 : UInt32(frameBytes),
                                         minreq: bytes(requestSeconds), fragsize: UInt32.max)
-        // Timing is asked for with each write and each flush, which is as often as the clock is
-        // read: libpulse's automatic updates would wake the mainloop several times a second.
+        // Timing is asked for ten times a second at first, then twice (see `askForTimingReport`),
+        // and with each write.
         // Corked until the first write (see `send`): uncorked, the stream would play silence
         // meanwhile, and the first write would land behind its read index.
         let flags = pa_stream_flags_t(PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_START_CORKED.rawValue)
@@ -81,11 +104,23 @@ final class PulseStream: @unchecked Sendable {
             if Date() > deadline { throw RouteError(route: route, reason: "the PulseAudio stream did not open within \(timeoutSeconds) s") }
             pa_threaded_mainloop_wait(mainloop)
         }
+        // Unretained: `deinit` stops both before the stream goes, under the lock they run under.
+        let this = Unmanaged.passUnretained(self).toOpaque()
+        pa_stream_set_latency_update_callback(stream, { _, userdata in
+            guard let userdata else { return }
+            Unmanaged<PulseStream>.fromOpaque(userdata).takeUnretainedValue().keepTimingReport()
+        }, this)
+        reportTimer = pa_context_rttime_new(context, pa_rtclock_now() + Self.startingReportInterval, { _, event, _, userdata in
+            guard let userdata else { return }
+            Unmanaged<PulseStream>.fromOpaque(userdata).takeUnretainedValue().askForTimingReport(restarting: event)
+        }, this)
     }
 
     deinit {
         lock()
+        if let reportTimer { pa_threaded_mainloop_get_api(mainloop).pointee.time_free(reportTimer) }
         if let stream {
+            pa_stream_set_latency_update_callback(stream, nil, nil)
             pa_stream_disconnect(stream)
             pa_stream_unref(stream)
         }
@@ -132,11 +167,13 @@ final class PulseStream: @unchecked Sendable {
         unlock()
     }
 
-    /// Hands interleaved Float32 frames to the server, after what it holds.
-    func write(_ samples: UnsafeBufferPointer<Float>) throws(RouteError) {
+    /// Hands interleaved Float32 frames to the server, after what it holds or (`frame`) as frames
+    /// from that one on: what it held there is replaced, and where that is behind its read index,
+    /// taken back from its sink and rendered again if the sink can rewind.
+    func write(_ samples: UnsafeBufferPointer<Float>, atFrame frame: Int64? = nil) throws(RouteError) {
         lock()
         defer { unlock() }
-        try send(samples, seekingTo: 0, PA_SEEK_RELATIVE)
+        if let frame { try send(samples, seekingTo: frame * Int64(frameBytes), PA_SEEK_ABSOLUTE) } else { try send(samples, seekingTo: 0, PA_SEEK_RELATIVE) }
         // A fresh timing report for the next reading of the clock; nobody waits for it.
         if let operation = pa_stream_update_timing_info(stream, nil, nil) { pa_operation_unref(operation) }
     }
@@ -151,11 +188,27 @@ final class PulseStream: @unchecked Sendable {
         return timing.pointee.read_index / Int64(frameBytes)
     }
 
+    /// Drops what the server holds and has not played, and waits for it; returns the frame the
+    /// next write is played as (the server's write index, now back at the frame it was about to
+    /// play). A stream that stops at flushes waits there for that write (see `init`).
+    func flushAndWait() throws(RouteError) -> Int64 {
+        lock()
+        defer { unlock() }
+        guard let stream else { throw contextError() }
+        // Both requests go out at once and only the second is waited for: the server answers in
+        // order, so the timing that comes back is the one after the flush (one round trip, not two).
+        guard let flushing = pa_stream_flush(stream, nil, nil) else { throw contextError() }
+        pa_operation_unref(flushing)
+        try runToCompletion(pa_stream_update_timing_info(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, UnsafeMutableRawPointer(mainloop)))
+        guard let timing = pa_stream_get_timing_info(stream) else { throw contextError() }
+        return timing.pointee.write_index / Int64(frameBytes)
+    }
+
     /// Drops what the server holds and has not played and, in the same breath, hands it `samples`
     /// (interleaved Float32, if any) as frames from `frame` on. Frames written behind the server's
-    /// read index are taken back from its sink and rendered again, where the sink can rewind. The
-    /// stream plays on meanwhile (see the prebuffering in `init`): were the write sent after the
-    /// flush's answer, the sink would play silence for as long as that took.
+    /// read index are taken back from its sink and rendered again, where the sink can rewind. For
+    /// a stream that plays through flushes (see `init`): were the write sent after the flush's
+    /// answer, the sink would play silence for as long as that took.
     func flush(thenWriting samples: UnsafeBufferPointer<Float>? = nil, atFrame frame: Int64 = 0) throws(RouteError) {
         lock()
         defer { unlock() }
@@ -178,14 +231,44 @@ final class PulseStream: @unchecked Sendable {
         }
     }
 
+    /// The timing reports that came since the last call, oldest first, each as "this frame is
+    /// heard at this host time".
+    func takeTimingReports() -> [(frame: Int64, hostTime: UInt64)] {
+        lock()
+        defer { unlock() }
+        defer { pendingReports.removeAll(keepingCapacity: true) }
+        return pendingReports
+    }
+
+    /// Asks for a timing report, and again an interval later (in the mainloop, lock held). The
+    /// route's filter follows the reports' lower edge: ten a second make that edge out within
+    /// microseconds, where one a second (with each write) left a room's line tens of microseconds
+    /// from another's, and their rates as many ppm apart, for their first 20 s.
+    private func askForTimingReport(restarting event: OpaquePointer?) {
+        if let stream, !isCorked, pa_stream_get_state(stream) == PA_STREAM_READY,
+           let operation = pa_stream_update_timing_info(stream, nil, nil) {
+            pa_operation_unref(operation)
+            reportsAsked += 1
+        }
+        let interval = reportsAsked < Self.startingReportCount ? Self.startingReportInterval : Self.reportInterval
+        if let context, let event { pa_context_rttime_restart(context, event, pa_rtclock_now() + interval) }
+    }
+
+    /// Keeps the timing report that just came (in the mainloop, lock held).
+    private func keepTimingReport() {
+        guard let report = timingReport() else { return }
+        if let last = pendingReports.last, last.frame == report.frame { return }
+        if pendingReports.count >= Self.maximumPendingReports { pendingReports.removeFirst() }
+        pendingReports.append(report)
+    }
+
     /// The server's last timing report as "this frame is heard at this host time", read from the
     /// report itself (its read index less the sink's latency, at the time the server took it)
     /// rather than through libpulse's interpolation, whose smoother wanders by hundreds of
     /// microseconds, differently for each stream (two speakers on one sink drifted apart by that
-    /// much). Nil while the stream is not playing or libpulse marks its read index unknown.
-    func timingReport() -> (frame: Int64, hostTime: UInt64)? {
-        lock()
-        defer { unlock() }
+    /// much). Nil while the stream is not playing or libpulse marks its read index unknown. With
+    /// the lock held.
+    private func timingReport() -> (frame: Int64, hostTime: UInt64)? {
         guard let stream, let timing = pa_stream_get_timing_info(stream), timing.pointee.playing != 0,
               timing.pointee.read_index_corrupt == 0 else { return nil }
         let report = timing.pointee

@@ -61,12 +61,14 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
 
     /// Creates the route, playing in real time at `sampleRate` with `channelCount` channels. A
     /// `lookAhead` (seconds) is how far ahead a speaker route sends audio (default: 3 minutes);
-    /// local routes take theirs from the renderer.
-    public func makeRoute(sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double? = nil) -> any AudioRoute {
+    /// local routes take theirs from the renderer. A route that `keepsTime` plays each frame at
+    /// the time its clock gives rather than every frame (a speaker's output in a group).
+    public func makeRoute(sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double? = nil, keepsTime: Bool = false) -> any AudioRoute {
         switch self {
         case .null: NullRoute(sampleRate: sampleRate, channelCount: channelCount)
         case .wav(let path): WAVFileRoute(path: path, sampleRate: sampleRate, channelCount: channelCount, pacing: .realTime)
-        case .pulse(let sink): PulseAudioRoute(sink: sink, sampleRate: sampleRate, channelCount: channelCount)
+        case .pulse(let sink): PulseAudioRoute(sink: sink, sampleRate: sampleRate, channelCount: channelCount,
+                                               flushBehavior: keepsTime ? .keepsTime : .keepsEveryFrame)
         case .alsa(let device): ALSARoute(device: device, sampleRate: sampleRate, channelCount: channelCount)
         case .speaker(let endpoints): SpeakerRoute(endpoints: endpoints, sampleRate: sampleRate, channelCount: channelCount, lookAhead: lookAhead ?? 180)
         }

@@ -78,7 +78,7 @@ struct SpeakerCommand: ParsableCommand {
         } catch {
             throw CommandFailure("cannot use the pairing secret in \(secretFile ?? "$" + PairingSecret.environmentVariable): \(error)")
         }
-        let speaker = SpeakerService(configuration: configuration, route: specifier.makeRoute(sampleRate: sampleRate), pairingSecret: secret)
+        let speaker = SpeakerService(configuration: configuration, route: specifier.makeRoute(sampleRate: sampleRate, keepsTime: true), pairingSecret: secret)
         let port: Int
         do { port = try speaker.start(host: address.host, port: address.port) } catch {
             throw CommandFailure("cannot listen on \(listen) or play to \(specifier): \(error)")
