@@ -7,14 +7,15 @@ public final class SpeakerProcess: @unchecked Sendable {
     public let running: LongformProcess
     /// The port it listens on.
     public let port: Int
-    /// The WAV file it writes.
+    /// The WAV file it writes (unless it plays to another route).
     public let outputPath: String
 
     /// Starts `longform speaker --listen HOST:PORT --route wav:… --name NAME` plus `extraArguments`
-    /// (port 0: a free one).
-    public init(name: String, host: String = "127.0.0.1", extraArguments: [String] = [], listenPort: Int = 0, wrapper: [String] = []) throws {
+    /// (port 0: a free one); with `route`, to that route instead of the WAV file.
+    public init(name: String, host: String = "127.0.0.1", route: String? = nil, extraArguments: [String] = [], listenPort: Int = 0,
+                wrapper: [String] = []) throws {
         outputPath = TestAudio.path("speaker-\(name)-\(UUID().uuidString.prefix(8)).wav")
-        let process = try LongformProcess(["speaker", "--listen", "\(host):\(listenPort)", "--route", "wav:" + outputPath, "--name", name] + extraArguments,
+        let process = try LongformProcess(["speaker", "--listen", "\(host):\(listenPort)", "--route", route ?? "wav:" + outputPath, "--name", name] + extraArguments,
                                           readyPattern: #"listening on \S+:\d+"#, wrapper: wrapper)
         running = process
         let portText = process.readyLine.range(of: #":\d+,"#, options: .regularExpression).map { process.readyLine[$0].dropFirst().dropLast() }
