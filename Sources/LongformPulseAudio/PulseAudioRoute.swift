@@ -94,10 +94,10 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     let writable = try stream.waitUntilWritable(minimumFrames: plan.minimumWritableFrames)
                     if thread.shouldStop { break }
                     if let target = rewinds.take(), plan.rewindRequested(toFrame: target) == .flush {
-                        // (The frame heard is the route's clock's: a stream that stops at a flush
-                        // says it is not playing until the next write.)
-                        let heard = clock.isRunning ? clock.currentFrame() : nil
+                        // (The frame heard is the route's clock's, read once the server answered: a
+                        // stream that stops at a flush says it is not playing until the next write.)
                         let resume = keepsTime ? try stream.readFrame() : try stream.flushAndWait()
+                        let heard = clock.isRunning ? clock.currentFrame() : nil
                         let outcome = plan.flushing(resumingAt: resume, rewindTarget: target, heardFrame: heard, rewindMarginFrames: clock.rewindMarginFrames)
                         if let margin = outcome.rewindMarginFrames { clock.setRewindMarginFrames(margin) }
                         if let target = outcome.resumedAfterRewindTo { source.routeDidResume(atFrame: resume, afterRewindTo: target) }

@@ -19,12 +19,14 @@ final class PulseStream: @unchecked Sendable {
     private let sampleRate: Int
     /// Set by `interrupt()`, cleared by the waiter: another thread has something for the route's thread.
     private var isInterrupted = false // guarded by the mainloop lock
-    /// Whether the stream waits for its first write: it opens corked, and plays from that write on.
-    private var isCorked = true // guarded by the mainloop lock
+    /// Whether the stream waits for its first write: one that plays through flushes opens corked,
+    /// and plays from that write on.
+    private var isCorked: Bool // guarded by the mainloop lock
     /// Timing reports not yet taken, oldest first.
     private var pendingReports: [(frame: Int64, hostTime: UInt64)] = [] // guarded by the mainloop lock
-    /// Asks for timing reports while the stream plays: every `startingReportInterval` for its
-    /// first `startingReportCount` reports, then every `reportInterval`.
+    /// Asks for timing reports while a stream that plays through flushes plays: every
+    /// `startingReportInterval` for its first `startingReportCount` reports, then every
+    /// `reportInterval` (a stream that stops at flushes has one with each write).
     private var reportTimer: OpaquePointer?
     /// Timing reports asked for by the timer so far.
     private var reportsAsked = 0 // guarded by the mainloop lock
@@ -45,6 +47,7 @@ final class PulseStream: @unchecked Sendable {
     init(route: String, sink: String?, format: AudioFormat, requestSeconds: Double, sinkLatencySeconds: Double, playsThroughFlushes: Bool,
          timeoutSeconds: Double = 5) throws(RouteError) {
         self.route = route
+        isCorked = playsThroughFlushes
         frameBytes = format.channelCount * MemoryLayout<Float>.size
         sampleRate = format.sampleRate
         guard let mainloop = pa_threaded_mainloop_new() else { throw RouteError(route: route, reason: "cannot create a PulseAudio mainloop") }
@@ -93,11 +96,12 @@ final class PulseStream: @unchecked Sendable {
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(2 * (requestSeconds + sinkLatencySeconds)),
                                         prebuf: playsThroughFlushes ? 0 : UInt32(frameBytes),
                                         minreq: bytes(requestSeconds), fragsize: UInt32.max)
-        // Timing is asked for ten times a second at first, then twice (see `askForTimingReport`),
-        // and with each write.
-        // Corked until the first write (see `send`): uncorked, the stream would play silence
-        // meanwhile, and the first write would land behind its read index.
-        let flags = pa_stream_flags_t(PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_START_CORKED.rawValue)
+        // Timing is asked for with each write and, playing through flushes, ten times a second at
+        // first, then twice (see `askForTimingReport`).
+        // Playing through flushes, corked until the first write (see `send`): uncorked, the stream
+        // would play silence meanwhile, and the first write would land behind its read index.
+        let corked = playsThroughFlushes ? PA_STREAM_START_CORKED.rawValue : 0
+        let flags = pa_stream_flags_t(PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue | corked)
         guard pa_stream_connect_playback(stream, sink, &attributes, flags, nil, nil) >= 0 else { throw contextError() }
         while pa_stream_get_state(stream) != PA_STREAM_READY {
             if pa_stream_get_state(stream) == PA_STREAM_FAILED { throw contextError() }
@@ -110,10 +114,12 @@ final class PulseStream: @unchecked Sendable {
             guard let userdata else { return }
             Unmanaged<PulseStream>.fromOpaque(userdata).takeUnretainedValue().keepTimingReport()
         }, this)
-        reportTimer = pa_context_rttime_new(context, pa_rtclock_now() + Self.startingReportInterval, { _, event, _, userdata in
-            guard let userdata else { return }
-            Unmanaged<PulseStream>.fromOpaque(userdata).takeUnretainedValue().askForTimingReport(restarting: event)
-        }, this)
+        if playsThroughFlushes {
+            reportTimer = pa_context_rttime_new(context, pa_rtclock_now() + Self.startingReportInterval, { _, event, _, userdata in
+                guard let userdata else { return }
+                Unmanaged<PulseStream>.fromOpaque(userdata).takeUnretainedValue().askForTimingReport(restarting: event)
+            }, this)
+        }
     }
 
     deinit {
