@@ -9,9 +9,7 @@ import Testing
         let ramp = try RampAudio.file(named: "route-ramp-5s", seconds: 5)
         let speakers = try ["kitchen", "hall"].map { try SpeakerProcess(name: $0) }
         defer { speakers.forEach { $0.stop() } }
-        let state = TestAudio.path("route-state-\(UUID().uuidString.prefix(8))")
-        let play = try ExternalTool.run(ExternalTool.longformExecutable,
-                                        ["play", "--route", "speaker:" + speakers.map { $0.endpoint() }.joined(separator: ","), "--state", state, ramp])
+        let play = try SpeakerProcess.play(ramp, to: speakers)
         #expect(play.status == 0, "\(play.output)\(play.errorOutput)")
         Thread.sleep(forTimeInterval: 0.5)
         for speaker in speakers {

@@ -75,9 +75,7 @@ import Testing
         let monitor = try MonitorRecording(server: server, source: rooms.sink + ".monitor", channelCount: 6, channelMap: rooms.channelMap)
         let speakers = try Self.roomNames.map { try SpeakerProcess(name: "room-\($0)", route: "pulse:" + rooms.room($0)) }
         defer { speakers.forEach { $0.stop() } }
-        let state = TestAudio.path("rooms-state-\(UUID().uuidString.prefix(8))")
-        let play = try ExternalTool.run(ExternalTool.longformExecutable,
-                                        ["play", "--route", "speaker:" + speakers.map { $0.endpoint() }.joined(separator: ","), "--state", state, ramp])
+        let play = try SpeakerProcess.play(ramp, to: speakers)
         #expect(play.status == 0, "\(play.output)\(play.errorOutput)")
         Thread.sleep(forTimeInterval: 0.5)
         let samples = monitor.finish(covering: 0)
