@@ -34,7 +34,11 @@ def room_offsets(path):
     room a (µs, positive: later) and the normalised correlation at that lag, or None in a window
     where either room is silent; and the frame the first sound came at."""
     import numpy
-    samples = numpy.frombuffer(open(path, "rb").read(), dtype="<i2").astype(numpy.float64).reshape(-1, 2 * len(ROOM_NAMES))
+    raw = open(path, "rb").read()
+    frame_bytes = 2 * 2 * len(ROOM_NAMES)
+    # parec is killed mid-write: the last frame may be cut short.
+    raw = raw[:len(raw) - len(raw) % frame_bytes]
+    samples = numpy.frombuffer(raw, dtype="<i2").astype(numpy.float64).reshape(-1, 2 * len(ROOM_NAMES))
     rooms = [samples[:, 2 * index] for index in range(len(ROOM_NAMES))]
     loud = numpy.nonzero(numpy.max(numpy.abs(samples[:, 0::2]), axis=1) > AUDIBLE)[0]
     if len(loud) == 0:
