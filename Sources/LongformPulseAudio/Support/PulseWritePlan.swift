@@ -1,5 +1,5 @@
 /// The PulseAudio route's rules for what it writes next, as a value type: the low-water mark, the
-/// write that goes with a flush (from behind the frame heard, the frames before the rewind's
+/// write after a flush (from behind the frame heard, the frames before the rewind's
 /// target written again as they were, from its `FrameHistory`), the short first write after it,
 /// and the rewind margin learnt from each flush.
 ///
@@ -64,8 +64,9 @@ struct PulseWritePlan {
 
     /// What to do on a rewind.
     enum RewindAction: Equatable {
-        /// Ask the server where it reads (`flushing`), then flush its stream, sending the write
-        /// `roomToWrite` gives next with it.
+        /// Flush the server's stream and learn where it resumes, or (a stream that plays through
+        /// flushes) where it reads; hand that to `flushing`, then send the write `roomToWrite`
+        /// gives next: after the flush, or with it.
         case flush
         /// Nothing written is taken back: write on.
         case writeOn
@@ -109,11 +110,12 @@ struct PulseWritePlan {
         return .flush
     }
 
-    /// A flush for a rewind to `target` is about to be sent, the server being about to play
-    /// `resume` (its read index, asked for just before) and the route's clock hearing `heardFrame`
-    /// (nil while it is not running), its margin `rewindMarginFrames`. The next write goes with
-    /// the flush, so that the server never plays on empty between the two (it would play silence
-    /// at the time of what it held). It starts a little behind the frame heard, with what was
+    /// A flush for a rewind to `target`: the server resumes at `resume` (its read index, at the
+    /// flush or asked for just before it), and the route's clock hears `heardFrame` (nil while it
+    /// is not running), its margin `rewindMarginFrames`. The next write follows the flush, or goes
+    /// with it on a stream that plays through flushes, so that the server never plays on empty
+    /// between the two (it would play silence at the time of what it held). It starts a little
+    /// behind the frame heard, with what was
     /// written there up to `resume`, or to `target` if that is later: behind the server's read
     /// index, so that a sink that can rewind takes back what it rendered ahead and renders again at
     /// once (else the change waits for its next block); the audio is what it had, so a sink that
