@@ -180,18 +180,14 @@ final class PulseStream: @unchecked Sendable {
         lock()
         defer { unlock() }
         if let frame { try send(samples, seekingTo: frame * Int64(frameBytes), PA_SEEK_ABSOLUTE) } else { try send(samples, seekingTo: 0, PA_SEEK_RELATIVE) }
-        // A fresh timing report for the next reading of the clock; nobody waits for it.
-        if let operation = pa_stream_update_timing_info(stream, nil, nil) { pa_operation_unref(operation) }
+        askForTimingReport()
     }
 
     /// The frame the server is about to play: its read index, asked for now (one round trip).
     func readFrame() throws(RouteError) -> Int64 {
         lock()
         defer { unlock() }
-        guard let stream else { throw contextError() }
-        try runToCompletion(pa_stream_update_timing_info(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, UnsafeMutableRawPointer(mainloop)))
-        guard let timing = pa_stream_get_timing_info(stream) else { throw contextError() }
-        return timing.pointee.read_index / Int64(frameBytes)
+        return try awaitTimingReport().read_index / Int64(frameBytes)
     }
 
     /// Drops what the server holds and has not played, and waits for it; returns the frame the
@@ -205,9 +201,24 @@ final class PulseStream: @unchecked Sendable {
         // order, so the timing that comes back is the one after the flush (one round trip, not two).
         guard let flushing = pa_stream_flush(stream, nil, nil) else { throw contextError() }
         pa_operation_unref(flushing)
+        return try awaitTimingReport().write_index / Int64(frameBytes)
+    }
+
+    /// Asks for a timing report and waits for it (with the lock held); returns it.
+    private func awaitTimingReport() throws(RouteError) -> pa_timing_info {
+        guard let stream else { throw contextError() }
         try runToCompletion(pa_stream_update_timing_info(stream, { _, _, userdata in pa_threaded_mainloop_signal(OpaquePointer(userdata), 0) }, UnsafeMutableRawPointer(mainloop)))
         guard let timing = pa_stream_get_timing_info(stream) else { throw contextError() }
-        return timing.pointee.write_index / Int64(frameBytes)
+        return timing.pointee
+    }
+
+    /// Asks for a timing report that nobody waits for (with the lock held): it reaches the route
+    /// through `keepTimingReport`. False when it could not be asked for.
+    @discardableResult
+    private func askForTimingReport() -> Bool {
+        guard let stream, let operation = pa_stream_update_timing_info(stream, nil, nil) else { return false }
+        pa_operation_unref(operation)
+        return true
     }
 
     /// Drops what the server holds and has not played and, in the same breath, hands it `samples`
@@ -221,7 +232,7 @@ final class PulseStream: @unchecked Sendable {
         guard let stream, let flushing = pa_stream_flush(stream, nil, nil) else { throw contextError() }
         pa_operation_unref(flushing)
         if let samples { try send(samples, seekingTo: frame * Int64(frameBytes), PA_SEEK_ABSOLUTE) }
-        if let operation = pa_stream_update_timing_info(stream, nil, nil) { pa_operation_unref(operation) }
+        askForTimingReport()
     }
 
     /// Sends `samples` at `offset` bytes by `mode` (with the lock held), and starts the stream
@@ -251,11 +262,7 @@ final class PulseStream: @unchecked Sendable {
     /// microseconds, where one a second (with each write) left a room's line tens of microseconds
     /// from another's, and their rates as many ppm apart, for their first 20 s.
     private func askForTimingReport(restarting event: OpaquePointer?) {
-        if let stream, !isCorked, pa_stream_get_state(stream) == PA_STREAM_READY,
-           let operation = pa_stream_update_timing_info(stream, nil, nil) {
-            pa_operation_unref(operation)
-            reportsAsked += 1
-        }
+        if let stream, !isCorked, pa_stream_get_state(stream) == PA_STREAM_READY, askForTimingReport() { reportsAsked += 1 }
         let interval = reportsAsked < Self.startingReportCount ? Self.startingReportInterval : Self.reportInterval
         if let context, let event { pa_context_rttime_restart(context, event, pa_rtclock_now() + interval) }
     }

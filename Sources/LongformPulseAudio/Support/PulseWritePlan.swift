@@ -1,7 +1,7 @@
 /// The PulseAudio route's rules for what it writes next, as a value type: the low-water mark, the
-/// write after a flush (from behind the frame heard, the frames before the rewind's
-/// target written again as they were, from its `FrameHistory`), the short first write after it,
-/// and the rewind margin learnt from each flush.
+/// write after a flush (from behind the frame heard, the frames before the rewind's target
+/// written again as they were, from its `FrameHistory`), the short first write after it, and the
+/// rewind margin learnt from each flush.
 ///
 /// The route's thread is its driver: it waits until the server can take `minimumWritableFrames`,
 /// hands each event here (a rewind asked for, a flush to send, room to write, a write done) and
@@ -115,11 +115,10 @@ struct PulseWritePlan {
     /// is not running), its margin `rewindMarginFrames`. The next write follows the flush, or goes
     /// with it on a stream that plays through flushes, so that the server never plays on empty
     /// between the two (it would play silence at the time of what it held). It starts a little
-    /// behind the frame heard, with what was
-    /// written there up to `resume`, or to `target` if that is later: behind the server's read
-    /// index, so that a sink that can rewind takes back what it rendered ahead and renders again at
-    /// once (else the change waits for its next block); the audio is what it had, so a sink that
-    /// cannot rewind loses nothing.
+    /// behind the frame heard, with what was written there up to `resume`, or to `target` if that
+    /// is later: behind the server's read index, so that a sink that can rewind takes back what it
+    /// rendered ahead and renders again at once (else the change waits for its next block); the
+    /// audio is what it had, so a sink that cannot rewind loses nothing.
     mutating func flushing(resumingAt resume: Int64, rewindTarget target: Int64, heardFrame: Int64?, rewindMarginFrames: Int64?) -> FlushOutcome {
         var learntMargin: Int64?
         if let heardFrame {
