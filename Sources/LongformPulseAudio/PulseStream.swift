@@ -285,21 +285,15 @@ final class PulseStream: @unchecked Sendable {
         guard let stream, let timing = pa_stream_get_timing_info(stream), timing.pointee.playing != 0,
               timing.pointee.read_index_corrupt == 0 else { return nil }
         let report = timing.pointee
-        // The report's time is on the realtime clock; the route's clocks are on the monotonic one.
-        // Realtime read first: a thread preempted between the two reads makes the report late,
-        // never early (the route's filter follows the reports' lower edge).
-        var realtime = timespec()
-        clock_gettime(CLOCK_REALTIME, &realtime)
-        let monotonicNow = Int64(HostClock.now())
-        let realtimeNow = Int64(realtime.tv_sec) * 1_000_000_000 + Int64(realtime.tv_nsec)
-        let taken = Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1_000
         // The frame heard then, to a fraction: the next whole frame is heard that much later.
         // (The sink's latency in whole frames, rounded down, gave that next frame the time of the
         // exact position: every report early by up to a frame.)
         let heard = Double(report.read_index / Int64(frameBytes)) - Double(report.sink_usec) * Double(sampleRate) / 1e6
         let frame = Int64(heard.rounded(.up))
         let fraction = Int64(((Double(frame) - heard) * 1e9 / Double(sampleRate)).rounded())
-        return (frame, UInt64(max(0, monotonicNow - (realtimeNow - taken) + fraction)))
+        // The report's time is on the wall clock; the route's clocks are on the host clock.
+        let taken = HostClock.hostTime(ofRealTime: Int64(report.timestamp.tv_sec) * 1_000_000_000 + Int64(report.timestamp.tv_usec) * 1_000)
+        return (frame, UInt64(max(0, Int64(taken) + fraction)))
     }
 
     /// Waits (with the lock held) for an operation to finish.

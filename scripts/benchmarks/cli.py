@@ -28,9 +28,14 @@ def main():
     parser.add_argument("--sync-seconds", type=int, default=600, help="seconds of music the speakers' sync is measured over")
     parser.add_argument("--jitter", default=[0.0, 5.0], type=lambda text: [float(value) for value in text.split(",")], help="the network jitter (ms, comma-separated) the speakers' sync is measured with")
     parser.add_argument("--starts", type=int, default=20, help="cold starts of three speakers in the speakers' start figure")
+    parser.add_argument("--start-seconds", type=int, default=10, help="seconds each start of the speakers' start figure plays")
+    parser.add_argument("--skews", default=[0.0, 0.0, 0.0], type=lambda text: [float(value) for value in text.split(",")],
+                        help="how many ppm fast each of the three speakers' clocks runs in the start figure (comma-separated, e.g. 0,200,-200)")
     parser.add_argument("--cut-lookahead", type=int, default=180, help="the speaker route's look-ahead (s) in the cut figure: the cut lasts that long and 20 s more")
     parser.add_argument("--fan-out", default=[1, 4, 16, 64], type=lambda text: [int(value) for value in text.split(",")], help="the numbers of speakers (comma-separated) one sender feeds in the fan-out figure")
     arguments = parser.parse_args()
+    if len(arguments.skews) != 3:
+        parser.error("--skews takes three values, one per speaker")
     items = prepare()
     results = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
                + subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()}
@@ -45,7 +50,7 @@ def main():
             print(json.dumps(results, indent=2))
             return
         if arguments.only == "speaker-start":
-            results["speaker_start"] = speaker_start(items, work, arguments.starts)
+            results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews)
             print(json.dumps(results, indent=2))
             return
         if arguments.only == "speaker-latency":
@@ -109,7 +114,7 @@ def main():
             return
         results["server"] = server_figures(items, work)
         results["speakers"] = speaker_sync(items, work, arguments.sync_seconds, arguments.jitter)
-        results["speaker_start"] = speaker_start(items, work, arguments.starts)
+        results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews)
         results["speaker_latency"] = speaker_latency(work, arguments.trials)
         results["speaker_cut"] = speaker_cut(items, work, arguments.cut_lookahead)
         results["speaker_fan_out"] = speaker_fan_out(items, work, arguments.fan_out)

@@ -172,7 +172,7 @@ package final class PosixSocket: @unchecked Sendable {
         }
         guard result >= 0 else { return nil }
         return Datagram(bytes: Array(bytes.prefix(result)), sender: sender, senderLength: message.msg_namelen,
-                        receivedAt: stamp.map(Self.hostTime(ofRealTime:)) ?? HostClock.now())
+                        receivedAt: stamp.map { HostClock.hostTime(ofRealTime: Int64($0.tv_sec) * 1_000_000_000 + Int64($0.tv_nsec)) } ?? HostClock.now())
     }
 
     /// The SCM_TIMESTAMPNS timespec among the control messages, if there is one. Read by hand:
@@ -192,39 +192,6 @@ package final class PosixSocket: @unchecked Sendable {
             offset += (length + 7) & ~7
         }
         return nil
-    }
-
-    /// A CLOCK_REALTIME stamp (the only clock the system stamps datagrams with) as host-clock
-    /// nanoseconds: now on the host clock minus how long ago the stamp was.
-    private static func hostTime(ofRealTime stamp: timespec) -> UInt64 {
-        let (host, real) = hostAndRealTimeNow()
-        let age = real - (Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec))
-        // A wall clock stepped back since (or a stamp from an odd clock) reads as "just now".
-        guard age > 0, age < 10_000_000_000 else { return host }
-        return host - UInt64(age)
-    }
-
-    /// The host clock and the wall clock at one instant. The host clock is read between two
-    /// readings of the wall clock, the closest of three tries: a thread preempted between two
-    /// single readings would date a datagram that much too early, and so make its round trip look
-    /// shorter, which makes it the very sample a clock estimate prefers.
-    private static func hostAndRealTimeNow() -> (host: UInt64, real: Int64) {
-        var best = (host: UInt64(0), real: Int64(0), bracket: Int64.max)
-        for _ in 0..<3 {
-            let before = realTimeNanoseconds()
-            let host = HostClock.now()
-            let after = realTimeNanoseconds()
-            if after - before < best.bracket { best = (host, before + (after - before) / 2, after - before) }
-            if best.bracket < 2_000 { break }
-        }
-        return (best.host, best.real)
-    }
-
-    /// The wall clock (CLOCK_REALTIME) in nanoseconds.
-    private static func realTimeNanoseconds() -> Int64 {
-        var real = timespec()
-        clock_gettime(CLOCK_REALTIME, &real)
-        return Int64(real.tv_sec) * 1_000_000_000 + Int64(real.tv_nsec)
     }
 
     /// Sends a datagram to `address`; a lost datagram is the protocol's business, not an error.

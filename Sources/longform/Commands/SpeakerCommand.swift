@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import LongformCore
 import LongformRouteCatalog
 import LongformSpeakerReceiver
 import LongformSpeakerProtocol
@@ -52,6 +53,10 @@ struct SpeakerCommand: ParsableCommand {
                                              valueName: "path"))
     var secretFile: String?
 
+    @Option(name: .long, help: ArgumentHelp("For tests: run the speaker's clock this many parts per million fast (negative: slow), every reading and the kernel's arrival stamps alike, as though on a crystal of its own.",
+                                             valueName: "ppm"))
+    var clockSkew = 0.0
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
@@ -60,9 +65,12 @@ struct SpeakerCommand: ParsableCommand {
         guard SpeakerSession.ChannelSelection(rawValue: channel) != nil else { throw ValidationError("--channel must be both, left or right") }
         guard buffer >= 1 && buffer <= 3_600 else { throw ValidationError("--buffer must be from 1 to 3600 seconds") }
         guard latencyOffset >= 0 && latencyOffset <= 10_000 else { throw ValidationError("--latency-offset must be from 0 to 10000 ms") }
+        guard abs(clockSkew) <= 1_000 else { throw ValidationError("--clock-skew must be from -1000 to 1000 ppm") }
     }
 
     func run() throws {
+        // Before any thread reads the clock.
+        if clockSkew != 0 { HostClock.run(partsPerMillionFast: clockSkew) }
         logging.bootstrap(defaultLevel: .info)
         let address = try ListenAddress(parsing: listen, option: "--listen")
         let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallback: .null)

@@ -122,8 +122,9 @@ def start_figures(windows):
             "first_second_worst_us": round(max(offsets[:10]), 1) if offsets else None}
 
 
-def longform_start(work, env, address, music, index, seconds):
-    """One start: three speakers and a sender afresh, the rooms' monitor recorded from before it."""
+def longform_start(work, env, address, music, index, seconds, skews):
+    """One start: three speakers (each room's clock `skews` ppm fast) and a sender afresh, the
+    rooms' monitor recorded from before it."""
     path = os.path.join(work, f"start-{index:02d}.raw")
     recorder = subprocess.Popen(["parec", "--server", address, "-d", f"{ROOM_SINK}.monitor", "--raw", "--format=s16le", f"--rate={RATE}",
                                  f"--channels={2 * len(ROOM_NAMES)}", f"--channel-map={ROOM_CHANNELS}", "--latency-msec=20", path],
@@ -132,8 +133,8 @@ def longform_start(work, env, address, music, index, seconds):
     try:
         time.sleep(0.5)
         ports = []
-        for name in ROOM_NAMES:
-            process, port = start_speaker(work, env, f"start-{index:02d}-{name}", f"pulse:room-{name}")
+        for name, skew in zip(ROOM_NAMES, skews):
+            process, port = start_speaker(work, env, f"start-{index:02d}-{name}", f"pulse:room-{name}", [f"--clock-skew={skew:g}"])
             processes.append(process)
             ports.append(port)
         sender_log = os.path.join(work, f"start-{index:02d}-sender.log")
@@ -150,15 +151,16 @@ def longform_start(work, env, address, music, index, seconds):
     return path
 
 
-def speaker_start(items, work, starts=20, seconds=10):
-    """`starts` cold starts of three speakers, each measured from its first audible frame."""
+def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0)):
+    """`starts` cold starts of three speakers, each measured from its first audible frame; each
+    room's clock runs `skews` ppm fast (as though on crystals of their own)."""
     music = sync_music(items, work, seconds + 10)
     server, address = start_pulse(work, (), room_modules())  # no stereo null sink: the rooms' modules only
     env = dict(os.environ, PULSE_SERVER=address)
     runs = []
     try:
         for index in range(starts):
-            path = longform_start(work, env, address, music, index, seconds)
+            path = longform_start(work, env, address, music, index, seconds, skews)
             windows, first = room_offsets(path)
             figures = start_figures(windows)
             os.remove(path)
@@ -172,7 +174,7 @@ def speaker_start(items, work, starts=20, seconds=10):
         server.wait()
     measured = [run for run in runs if run["worst_us"] is not None]
     worst = sorted(run["worst_us"] for run in measured)
-    result = {"starts": starts, "seconds": seconds, "runs": runs,
+    result = {"starts": starts, "seconds": seconds, "skews_ppm": list(skews), "runs": runs,
               "worst_us": worst[-1] if worst else None,
               "median_of_worst_us": round(statistics.median(worst), 1) if worst else None,
               "p90_of_worst_us": round(percentile(worst, 0.9), 1) if worst else None,
@@ -181,7 +183,7 @@ def speaker_start(items, work, starts=20, seconds=10):
               "worst_correlation": min((run["worst_correlation"] for run in measured), default=None),
               "silent_windows": sum(run["silent_windows"] for run in runs),
               "unmatched_windows": sum(run["unmatched_windows"] for run in runs)}
-    print(f"speakers from the first frame, {starts} starts of three rooms: each start's worst window median {result['median_of_worst_us']} µs, "
+    print(f"speakers from the first frame, {starts} starts of three rooms (clocks {', '.join(f'{skew:+g}' for skew in skews)} ppm): each start's worst window median {result['median_of_worst_us']} µs, "
           f"p90 {result['p90_of_worst_us']} µs, worst {result['worst_us']} µs; {result['starts_over_100_us']} starts over 100 µs, "
           f"{result['jumps']} jumps, {result['unmatched_windows']} windows unmatched, {result['silent_windows']} with a room silent, worst correlation {result['worst_correlation']} (goal: every window within 100 µs, no jump, "
           f"correlation ≥ 0.9999)", flush=True)
