@@ -9,11 +9,13 @@ import LongformCore
 /// two legs' floors over 600 samples by tens of µs). The offset is half the difference of the two
 /// legs' floors, and the uncertainty half their sum (a bound, since neither leg can have taken
 /// less than no time) plus what an error in the rate could hide. The clocks' rates differ too
-/// (crystals are tens of ppm apart): each leg's floor moves along the rate, so the rate is the
-/// slope of the legs' lower edges (each second's least sample of each leg, over up to ten minutes,
-/// once they span half a minute), and the samples kept (the last minute, at most 3,072: 15 s at
-/// the first minute's two hundred a second) are brought to now along it before their floors are
-/// taken; until then the floors are those of the last 10 s.
+/// (crystals are tens of ppm apart, a poor one hundreds): each leg's floor moves along the rate,
+/// so the rate is the slope of the legs' lower edges (each quarter second's least sample of each
+/// leg, over up to ten minutes), taken once its error, from how far the edges' points lie off
+/// their lines, is small (seconds on a quiet network, up to half a minute behind 10 ms of
+/// jitter); the samples whose floors are taken (the last minute, at most 3,072: 15 s at the first
+/// minute's two hundred a second, and no more than the rate's error lets be brought to now along
+/// it) are brought to now along it first. Until then the floors are those of the last 5 s.
 /// A value type fed with timestamps: tested with made-up networks, no sockets.
 public struct NetworkClockEstimator: Sendable {
     /// One exchange's four timestamps, reduced.
@@ -55,35 +57,44 @@ public struct NetworkClockEstimator: Sendable {
     public static let freshSamplesToForget = 8
     /// The rate is measured over this much of the legs' floors, once they span `skewMinimumSpan` (ns).
     public static let skewHistorySpan: UInt64 = 600_000_000_000
-    /// Half a minute: the rate's error is then a few ppm behind 10 ms of jitter, and falls with the span.
-    public static let skewMinimumSpan: UInt64 = 30_000_000_000
+    /// Two seconds: on a quiet network the floors then give the rate within a few ppm; behind
+    /// jitter its error says it is not yet usable (`usableRateError`).
+    public static let skewMinimumSpan: UInt64 = 2_000_000_000
+    /// Each leg's floor is taken per bin of this long (ns) for the rate: eight within two seconds.
+    public static let floorBinDuration: UInt64 = 250_000_000
+    /// Once the floors span this much (ns), the rate is fitted to each second's rather than each bin's.
+    static let wholeSecondBinsSpan: UInt64 = 20_000_000_000
+    /// A rate is used once its error is at most this: 20 µs a second, which the floors of 5 s at no rate do not beat.
+    public static let usableRateError = 0.000_02
+    /// Samples are brought to now along a rate only as far back as its error (a bound, three
+    /// standard errors) moves them by this much (ns), and never less than `unknownRateSpan`.
+    static let rateErrorBudget = 100_000.0
     /// The most the clocks' rates are taken to differ: far beyond a crystal's error.
     public static let maximumSkew = 0.000_5
     /// While the rate is unknown the floors are taken over the samples of this span only (ns):
-    /// clocks 50 ppm apart move by 0.5 ms in it, rather than 3 ms in a minute.
-    public static let unknownRateSpan: UInt64 = 10_000_000_000
+    /// clocks 200 ppm apart move by 1 ms in it, rather than 12 ms in a minute.
+    public static let unknownRateSpan: UInt64 = 5_000_000_000
     /// How far the rate may be off, in the uncertainty (over the span of the samples the floors
-    /// come from): a poor crystal's error before the rate is measured; after, 300 µs over the span
-    /// it was measured over (behind 10 ms of jitter a second's least sample of a leg is about
-    /// 200 µs above the floor), or the two legs' disagreement if larger, and never less than 2 ppm.
-    static let unknownRateError = 0.000_1
+    /// come from): a poor crystal's error (200 ppm) before the rate is measured; after, three times
+    /// the standard error of the legs' lower-edge slopes, or the two legs' disagreement if larger,
+    /// and never less than 2 ppm.
+    static let unknownRateError = 0.000_2
     static let knownRateError = 0.000_002
-    static let rateMeasurementError: Double = 300_000
 
     /// How many recent samples are kept.
     public let windowSize: Int
     /// An estimate no better than this is "poor": no new anchor is started on it.
     public let goodUncertainty: UInt64
     private var samples: [Sample] = []
-    /// Each leg's least sample of each second (by arrival), for the rate.
-    private var secondFloors: [SecondFloors] = []
-    /// The rate and how far it may be off, found again as each second ends.
+    /// Each leg's least sample of each bin (by arrival), for the rate.
+    private var binFloors: [BinFloors] = []
+    /// The rate and how far it may be off, found again as each bin ends (each second's, after a minute).
     private var rate: (skew: Double, error: Double)?
     /// The estimate, found again at each sample.
     public private(set) var estimate: Estimate?
-    /// Whether the clocks' rate is measured yet (half a minute after the first sample): until
-    /// then the floors come from the last 10 s.
-    public var isRateKnown: Bool { rate != nil }
+    /// Whether the clocks' rate is measured well enough to use (seconds after the first sample on a
+    /// quiet network, up to half a minute behind jitter): until then the floors come from the last 5 s.
+    public var isRateKnown: Bool { rate.map { $0.error <= Self.usableRateError } ?? false }
 
     /// An estimator over at most `windowSize` samples (a minute's at fifty a second, 15 s at two
     /// hundred); good when the uncertainty is at most `goodUncertainty` ns.
@@ -124,21 +135,23 @@ public struct NetworkClockEstimator: Sendable {
             samples = fresh + [sample]
         }
         if samples.count > windowSize { samples.removeFirst(samples.count - windowSize) }
-        addToSecondFloors(sample)
-        if let rate {
-            estimate = Self.estimate(from: samples, skew: rate.skew, rateError: rate.error, at: t4)
+        addToBinFloors(sample)
+        if let rate, isRateKnown {
+            // Only as far back as the rate's error lets samples be brought to now.
+            let span = UInt64(min(max(Self.rateErrorBudget / rate.error, Double(Self.unknownRateSpan)), Double(Self.sampleLifetime)))
+            estimate = Self.estimate(from: Self.recent(samples, within: span, at: t4) ?? samples, skew: rate.skew, rateError: rate.error, at: t4)
         } else {
-            estimate = Self.estimate(from: Self.recent(samples, at: t4) ?? samples, skew: 0, rateError: Self.unknownRateError, at: t4)
+            estimate = Self.estimate(from: Self.recent(samples, within: Self.unknownRateSpan, at: t4) ?? samples, skew: 0, rateError: Self.unknownRateError, at: t4)
         }
         return sample
     }
 
-    /// The samples of the last `unknownRateSpan`, or nil when they are too few or samples older
-    /// than the lifetime are still kept (after an outage: the older estimate holds until the new
-    /// samples are as good, as above).
-    private static func recent(_ samples: [Sample], at now: UInt64) -> [Sample]? {
+    /// The samples of the last `span` ns, or nil when they are too few or samples older than the
+    /// lifetime are still kept (after an outage: the older estimate holds until the new samples
+    /// are as good, as above).
+    private static func recent(_ samples: [Sample], within span: UInt64, at now: UInt64) -> [Sample]? {
         guard let oldest = samples.first, now <= oldest.receivedAt || now - oldest.receivedAt <= sampleLifetime else { return nil }
-        let recent = samples.filter { now <= $0.receivedAt || now - $0.receivedAt <= unknownRateSpan }
+        let recent = samples.filter { now <= $0.receivedAt || now - $0.receivedAt <= span }
         return recent.count >= freshSamplesToForget ? recent : nil
     }
 
@@ -165,60 +178,99 @@ public struct NetworkClockEstimator: Sendable {
                         skew: skew, referenceTime: now)
     }
 
-    /// Each leg's least sample in one second.
-    private struct SecondFloors {
-        var second: UInt64
+    /// Each leg's least sample in one bin.
+    private struct BinFloors {
+        var bin: UInt64
         var upward: (sentAt: UInt64, value: Int64)
         var downward: (sentAt: UInt64, value: Int64)
     }
 
-    /// Keeps `sample` if it is its second's least of a leg; as a second ends, finds the rate again
-    /// from the seconds before. A gap (an outage) does not bias the slope.
-    private mutating func addToSecondFloors(_ sample: Sample) {
-        // Never before the last second: a reply stamped a little early (the wall clock stepped) joins it.
-        let second = max(sample.receivedAt / 1_000_000_000, secondFloors.last?.second ?? 0)
-        if var last = secondFloors.last, last.second == second {
+    /// Keeps `sample` if it is its bin's least of a leg; as a bin ends, finds the rate again from
+    /// the bins before (as a second ends, once they span a minute: a fit over thousands of bins
+    /// costs a millisecond). A gap (an outage) does not bias the slope.
+    private mutating func addToBinFloors(_ sample: Sample) {
+        // Never before the last bin: a reply stamped a little early (the wall clock stepped) joins it.
+        let bin = max(sample.receivedAt / Self.floorBinDuration, binFloors.last?.bin ?? 0)
+        if var last = binFloors.last, last.bin == bin {
             if sample.upward < last.upward.value { last.upward = (sample.sentAt, sample.upward) }
             if sample.downward < last.downward.value { last.downward = (sample.sentAt, sample.downward) }
-            secondFloors[secondFloors.count - 1] = last
+            binFloors[binFloors.count - 1] = last
             return
         }
-        rate = Self.rate(from: secondFloors, near: rate?.skew ?? 0)
-        secondFloors.append(SecondFloors(second: second, upward: (sample.sentAt, sample.upward), downward: (sample.sentAt, sample.downward)))
-        let tooOld = secondFloors.prefix { second - $0.second > Self.skewHistorySpan / 1_000_000_000 }.count
-        secondFloors.removeFirst(tooOld)
+        let binsPerSecond = 1_000_000_000 / Self.floorBinDuration
+        // Not while samples from before an outage are kept: the floors after it may have moved
+        // (another route, queues), and a slope across the gap would be theirs, not the clocks'.
+        let isAfterOutage = samples.first.map { sample.receivedAt > $0.receivedAt && sample.receivedAt - $0.receivedAt > Self.sampleLifetime } ?? false
+        if let first = binFloors.first, !isAfterOutage, bin - first.bin < 60 * binsPerSecond || bin % binsPerSecond == 0 {
+            rate = Self.rate(from: binFloors, near: rate?.skew ?? 0)
+        }
+        binFloors.append(BinFloors(bin: bin, upward: (sample.sentAt, sample.upward), downward: (sample.sentAt, sample.downward)))
+        let tooOld = binFloors.prefix { (bin - $0.bin) * Self.floorBinDuration > Self.skewHistorySpan }.count
+        binFloors.removeFirst(tooOld)
     }
 
-    /// The rate from the legs' floors of single seconds, once they span `skewMinimumSpan`: the
+    /// The rate from the legs' floors of single bins, once they span `skewMinimumSpan`: the
     /// upward leg's lower edge rises along the offset, the downward one's falls, so the rate is
     /// half the difference of their slopes. With how far it may be off. `guess`: the rate found
     /// before, where the search for the lower edges starts.
-    private static func rate(from seconds: [SecondFloors], near guess: Double) -> (skew: Double, error: Double)? {
-        guard let first = seconds.first, let last = seconds.last, seconds.count >= 8,
-              (last.second - first.second) * 1_000_000_000 >= skewMinimumSpan else { return nil }
-        // Relative to the last second, so that the sums keep their precision whatever the clocks read.
-        let upward = lowerEdgeSlope(seconds.map { (Double(Int64(bitPattern: $0.upward.sentAt &- last.upward.sentAt)), Double($0.upward.value &- last.upward.value)) }, near: guess)
-        let downward = lowerEdgeSlope(seconds.map { (Double(Int64(bitPattern: $0.downward.sentAt &- last.downward.sentAt)), Double($0.downward.value &- last.downward.value)) }, near: -guess)
+    private static func rate(from quarterBins: [BinFloors], near guess: Double) -> (skew: Double, error: Double)? {
+        guard let first = quarterBins.first, let last = quarterBins.last, quarterBins.count >= 8,
+              (last.bin - first.bin) * floorBinDuration >= skewMinimumSpan else { return nil }
+        // Over 20 s, each second's floors: behind jitter the least of a second's samples lies
+        // closer to the edge than that of a quarter's, and there are enough of them.
+        let bins = (last.bin - first.bin) * floorBinDuration >= wholeSecondBinsSpan ? wholeSeconds(quarterBins) : quarterBins
+        // Relative to the last bin, so that the sums keep their precision whatever the clocks read.
+        let upward = lowerEdgeSlope(bins.map { (Double(Int64(bitPattern: $0.upward.sentAt &- last.upward.sentAt)), Double($0.upward.value &- last.upward.value)) }, near: guess)
+        let downward = lowerEdgeSlope(bins.map { (Double(Int64(bitPattern: $0.downward.sentAt &- last.downward.sentAt)), Double($0.downward.value &- last.downward.value)) }, near: -guess)
         guard let upward, let downward else { return nil }
-        let span = Double((last.second - first.second) * 1_000_000_000)
         // The legs' slopes are +rate and −rate: what their sum is off zero is an error of the fit.
-        return (min(max((upward - downward) / 2, -maximumSkew), maximumSkew), max(knownRateError, rateMeasurementError / span, abs(upward + downward)))
+        let error = max(knownRateError, 3 * max(upward.standardError, downward.standardError), abs(upward.slope + downward.slope))
+        return (min(max((upward.slope - downward.slope) / 2, -maximumSkew), maximumSkew), error)
     }
 
-    /// The slope of the lower edge of `points` (x, y): least squares through their lowest quarter
-    /// (at least four) about a slope, starting from `guess`, found again about the slope found
-    /// until it settles (which points lie lowest depends on the slope: a guess 20 ppm off over
-    /// four minutes chose points at one end, and the slope came out 1 ppm off after two rounds).
-    /// Nil when those points share one x.
-    static func lowerEdgeSlope(_ points: [(x: Double, y: Double)], near guess: Double) -> Double? {
+    /// Each second's floors from its bins': the least of each leg.
+    private static func wholeSeconds(_ bins: [BinFloors]) -> [BinFloors] {
+        let binsPerSecond = 1_000_000_000 / floorBinDuration
+        var seconds: [BinFloors] = []
+        for bin in bins {
+            if var last = seconds.last, last.bin / binsPerSecond == bin.bin / binsPerSecond {
+                if bin.upward.value < last.upward.value { last.upward = bin.upward }
+                if bin.downward.value < last.downward.value { last.downward = bin.downward }
+                seconds[seconds.count - 1] = last
+            } else {
+                seconds.append(bin)
+            }
+        }
+        return seconds
+    }
+
+    /// The slope of the lower edge of `points` (x, y), and its standard error: least squares
+    /// through their lowest quarter (at least four) about a slope, starting from `guess`, found
+    /// again about the slope found until it settles (which points lie lowest depends on the slope:
+    /// a guess 20 ppm off over four minutes chose points at one end, and the slope came out 1 ppm
+    /// off after two rounds). Nil when those points share one x.
+    static func lowerEdgeSlope(_ points: [(x: Double, y: Double)], near guess: Double) -> (slope: Double, standardError: Double)? {
         var slope = guess
+        let keeping = max(4, points.count / 4)
         for _ in 0..<8 {
-            guard let fitted = LowerEdgeFit.round(points, about: slope, keeping: max(4, points.count / 4)).slope else { return nil }
+            guard let fitted = LowerEdgeFit.round(points, about: slope, keeping: keeping).slope else { return nil }
             let previous = slope
             slope = fitted
             if abs(slope - previous) < 1e-9 { break }
         }
-        return slope
+        // The kept points' scatter about their line over their spread in x (the points a round
+        // keeps hug the line, so this is low: the caller takes three times it).
+        let lowest = points.sorted { $0.y - slope * $0.x < $1.y - slope * $1.x }.prefix(keeping)
+        let meanX = lowest.reduce(0) { $0 + $1.x } / Double(lowest.count)
+        let meanResidual = lowest.reduce(0) { $0 + $1.y - slope * $1.x } / Double(lowest.count)
+        var squares = 0.0, spread = 0.0
+        for point in lowest {
+            let residual = point.y - slope * point.x - meanResidual
+            squares += residual * residual
+            spread += (point.x - meanX) * (point.x - meanX)
+        }
+        let variance = squares / Double(max(lowest.count - 2, 1))
+        return (slope, spread > 0 ? (variance / spread).squareRoot() : .infinity)
     }
 
     /// Whether the estimate is good enough to start playing in step.

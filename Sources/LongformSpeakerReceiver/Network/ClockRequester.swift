@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Logging
 import LongformCore
 import LongformRoutes
@@ -69,6 +70,8 @@ final class ClockRequester: Sendable {
         var targetSince = nextRequest
         /// Replies in a row that matched a request but not this speaker's key.
         var untaggedReplies = 0
+        /// When the clock estimate is next logged (once a second, at debug level).
+        var nextLog: UInt64 = 0
         while !thread.shouldStop {
             let (wanted, wantedGeneration) = target.withLock { $0 }
             if wantedGeneration != generation {
@@ -128,7 +131,14 @@ final class ClockRequester: Sendable {
             }
             untaggedReplies = 0
             outstanding.removeValue(forKey: reply.sequence)
-            session.withLock { $0.receiveClockReply(reply, at: datagram.receivedAt) }
+            let state = session.withLock { session in
+                session.receiveClockReply(reply, at: datagram.receivedAt)
+                return (session.clock.estimate, session.clock.isRateKnown, session.rateCorrection)
+            }
+            if datagram.receivedAt >= nextLog, let estimate = state.0 {
+                nextLog = datagram.receivedAt + 1_000_000_000
+                logger.debug("speaker: clock offset \(estimate.offset) ns ± \(estimate.uncertainty / 1_000) µs, rate \(String(format: "%+.2f", estimate.skew * 1e6)) ppm \(state.1 ? "measured" : "not yet measured"); output drift correction \(String(format: "%+.1f", state.2 * 1e6)) ppm")
+            }
         }
     }
 }
