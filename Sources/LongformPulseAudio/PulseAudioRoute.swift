@@ -87,7 +87,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
             // The clock from the server's timing reports, through the filter, read at now.
             func updateClock() {
                 for report in stream.takeTimingReports() { _ = heardFilter.add(frame: report.frame, heardAt: report.hostTime) }
-                if let point = heardFilter.point(near: HostClock.now()) { clock.update(frame: point.frame, heardAtHostTime: point.hostTime) }
+                if let point = heardFilter.point(near: HostClock.now()) { clock.update(frame: point.frame, heardAtHostTime: point.hostTime, rate: point.rate) }
             }
             do {
                 while !thread.shouldStop {

@@ -23,6 +23,18 @@ import LongformCore
 /// move: an underrun, or heard earlier). A smaller move later is followed as the reports before it
 /// leave the window, within a minute, the line tilting by up to the move meanwhile (a run of late
 /// reports on a loaded host must not move it).
+///
+/// Until a rate is fitted, the device may be off its nominal rate by as much as
+/// `maximumRateDeviation` (a speaker's clock on another crystal), and a report may be early by that
+/// much more before it counts as a move (late, 5 ms is already far more than the first seconds need).
+///
+/// The rate it gives (`point(near:)`) is the nominal one until its fit is sure: a stream's first
+/// reports sit high (on a null sink, 80 µs above the line at first, 40 µs at 2 s, on it from 3 s),
+/// and a rate fitted through them was 25 ppm off for 10 s, which a speaker placing a write 2 s ahead
+/// by it heard as 50 µs, each room its own way (at the nominal rate, all rooms on one host err
+/// alike). So the fitted rate is given once the lower half of the reports spans `trustedRateSpan`,
+/// or before, once it is more than `evidentRateDeviation` off the nominal one (a device that far off
+/// misplaces a write 2 s ahead by 100 µs at the nominal rate, and its fit is nearer).
 struct HeardFrameFilter: Sendable {
     /// A report later than this past the line is left out of it (ns).
     static let outlierDistance: Double = 5_000_000
@@ -39,18 +51,29 @@ struct HeardFrameFilter: Sendable {
     static let window: Double = 60_000_000_000
     /// The most reports kept: at least half a second apart, the window holds at most 120.
     static let maximumReports = 128
-    /// Of two reports closer than this (seconds), the lower is kept: a route writing in short
-    /// pieces reads one after each, and would fill the reports with a few seconds' worth.
+    /// Of the reports in one slot of this long (seconds), the lowest is kept: a route writing in
+    /// short pieces reads one after each, and would fill the reports with a few seconds' worth.
+    /// Slots, not spacing: of two reports closer than this the lower was kept, and on a device
+    /// faster than its line each report was the lower, so one report slid on and no rate was fitted.
     static let minimumReportSpacing = 0.5
     /// The rate is fitted only when the lower half of the reports spans this much (seconds);
     /// until then it is the previous line's, at first the nominal one.
     static let minimumRateSpan = 2.0
     /// The most the rate may differ from the nominal one (a device clock is off by tens of ppm).
     static let maximumRateDeviation = 0.001
+    /// The fitted rate is given once the lower half of the reports spans this long (seconds)...
+    static let trustedRateSpan = 10.0
+    /// ...or before, once it is this far off the nominal one.
+    static let evidentRateDeviation = 50e-6
 
     private let nominalNanosecondsPerFrame: Double
     private let minimumRateFrames: Int64
     private let minimumSpacingFrames: Int64
+    private let trustedRateFrames: Int64
+    /// Whether the line's rate has been fitted, rather than taken as the nominal one.
+    private var isRateFitted = false
+    /// Whether the lower half of the reports has spanned `trustedRateSpan` since the stream began.
+    private var isRateTrusted = false
     /// The reports the line is fitted to, oldest first.
     private var reports: [(frame: Int64, time: Double)] = []
     /// The line, through the newest report's frame.
@@ -63,14 +86,18 @@ struct HeardFrameFilter: Sendable {
         nominalNanosecondsPerFrame = 1e9 / Double(sampleRate)
         minimumRateFrames = Int64(Self.minimumRateSpan * Double(sampleRate))
         minimumSpacingFrames = Int64(Self.minimumReportSpacing * Double(sampleRate))
+        trustedRateFrames = Int64(Self.trustedRateSpan * Double(sampleRate))
     }
 
-    /// The line's frame heard nearest `hostTime` and the host time the line gives it, or nil
-    /// before the first report: what a clock set now reads, rather than the report's old point.
-    func point(near hostTime: UInt64) -> (frame: Int64, hostTime: UInt64)? {
+    /// The line's frame heard nearest `hostTime`, the host time the line gives it and the line's
+    /// rate (the device's frames per host-clock second over the nominal rate), or nil before the
+    /// first report: what a clock set now reads, rather than the report's old point.
+    func point(near hostTime: UInt64) -> (frame: Int64, hostTime: UInt64, rate: Double)? {
         guard let line else { return nil }
         let frame = line.frame + Int64(((Double(hostTime) - line.time) / line.nanosecondsPerFrame).rounded())
-        return (frame, UInt64(max(0, (line.time + Double(frame - line.frame) * line.nanosecondsPerFrame).rounded())))
+        let rate = nominalNanosecondsPerFrame / line.nanosecondsPerFrame
+        return (frame, UInt64(max(0, (line.time + Double(frame - line.frame) * line.nanosecondsPerFrame).rounded())),
+                isRateTrusted || abs(rate - 1) > Self.evidentRateDeviation ? rate : 1)
     }
 
     /// Takes the report "`frame` is heard at `hostTime`" and returns the host time the line gives
@@ -87,7 +114,9 @@ struct HeardFrameFilter: Sendable {
         // once the next agree (fitted on, the lower half would mix the reports before and after and
         // tilt the line by as much as the move for half a minute), or else a bogus one (a report
         // just after a flush at a stream's start came 1.6 ms early), left out.
-        guard measured - predicted >= -Self.earlierMoveDistance && measured - predicted <= Self.outlierDistance else {
+        // Before a rate is fitted, the line may be off by as much as a device can be off its rate.
+        let rateSlack = isRateFitted ? 0 : Self.maximumRateDeviation * Double(frame - (reports.first?.frame ?? frame)) * nominalNanosecondsPerFrame
+        guard measured - predicted >= -(Self.earlierMoveDistance + rateSlack) && measured - predicted <= Self.outlierDistance else {
             // Held apart: a report that agrees with the outliers before it counts towards a new line
             // (the same one read again does not count twice).
             if let first = outliers, frame == first.lastFrame { return UInt64(max(0, predicted.rounded())) }
@@ -102,7 +131,7 @@ struct HeardFrameFilter: Sendable {
             return UInt64(max(0, predicted.rounded()))
         }
         outliers = nil
-        if reports.count >= 2, frame - newest.frame < minimumSpacingFrames {
+        if reports.count >= 2, frame / minimumSpacingFrames == newest.frame / minimumSpacingFrames {
             // The newest report lies on the line's frame: its distance above the line is its time less the line's.
             guard measured - predicted < newest.time - current.time else { return UInt64(max(0, predicted.rounded())) }
             reports.removeLast()
@@ -110,8 +139,11 @@ struct HeardFrameFilter: Sendable {
         reports.append((frame, measured))
         let tooOld = reports.prefix { measured - $0.time > Self.window }.count
         reports.removeFirst(max(tooOld, reports.count - Self.maximumReports))
-        let fitted = Self.fit(reports, nanosecondsPerFrame: current.nanosecondsPerFrame, nominal: nominalNanosecondsPerFrame, minimumRateFrames: minimumRateFrames)
-        line = fitted
+        let fitted = Self.fit(reports, nanosecondsPerFrame: current.nanosecondsPerFrame, isRateFitted: isRateFitted, nominal: nominalNanosecondsPerFrame,
+                              minimumRateFrames: minimumRateFrames)
+        if fitted.isRateFitted { isRateFitted = true }
+        if fitted.lowerHalfSpan >= Double(trustedRateFrames) { isRateTrusted = true }
+        line = (fitted.frame, fitted.time, fitted.nanosecondsPerFrame)
         return UInt64(max(0, fitted.time.rounded()))
     }
 
@@ -119,26 +151,47 @@ struct HeardFrameFilter: Sendable {
     /// the lower half about a rate, starting from `nanosecondsPerFrame`, then again about the rate
     /// found until it settles (which half lies lowest depends on the rate: after the device moved,
     /// a line tilted by the move chose a mix of old and new reports again and again). The rate is
-    /// kept while the lower half spans too few frames.
-    private static func fit(_ reports: [(frame: Int64, time: Double)], nanosecondsPerFrame: Double, nominal: Double,
-                            minimumRateFrames: Int64) -> (frame: Int64, time: Double, nanosecondsPerFrame: Double) {
+    /// kept while the lower half spans too few frames; until a rate was ever fitted (`wasFitted`),
+    /// the rounds may start again from the slope of the oldest report to the newest.
+    private static func fit(_ reports: [(frame: Int64, time: Double)], nanosecondsPerFrame: Double, isRateFitted wasFitted: Bool, nominal: Double,
+                            minimumRateFrames: Int64)
+        -> (frame: Int64, time: Double, nanosecondsPerFrame: Double, isRateFitted: Bool, lowerHalfSpan: Double) {
         let newest = reports[reports.count - 1]
         // Relative to the newest report, so that the sums keep their precision.
         let points = reports.map { (x: Double($0.frame - newest.frame), y: $0.time - newest.time) }
-        var slope = nanosecondsPerFrame, intercept = 0.0
+        var slope = nanosecondsPerFrame, intercept = 0.0, isRateFitted = false, isSeeded = wasFitted
+        let limit = nominal * maximumRateDeviation
         for _ in 0..<8 {
             let round = LowerEdgeFit.round(points, about: slope, keeping: (points.count + 1) / 2, minimumSpan: Double(minimumRateFrames))
+            if round.slope == nil, !isSeeded, let seed = seedSlope(points, minimumSpan: Double(minimumRateFrames)) {
+                // Before any rate is fitted, about one far off the lower half lies at one end of the
+                // reports and spans too little to fit (a device 200 ppm off went unfitted for 35 s):
+                // the slope from the oldest report to the newest starts the rounds again. (Later,
+                // the rate fitted before is a better start than two reports, one of which may be late.)
+                isSeeded = true
+                slope = min(max(seed, nominal - limit), nominal + limit)
+                continue
+            }
             guard let fitted = round.slope else {
                 intercept = round.meanY - slope * round.meanX
                 break
             }
-            let limit = nominal * maximumRateDeviation
             let previous = slope
             slope = min(max(fitted, nominal - limit), nominal + limit)
+            isRateFitted = true
             intercept = round.meanY - slope * round.meanX
             if abs(slope - previous) < nominal * 1e-9 { break }
         }
-        return (newest.frame, newest.time + intercept, slope)
+        // How far apart the reports of the lower half about the rate found lie (frames).
+        let lowerHalf = points.sorted { $0.y - slope * $0.x < $1.y - slope * $1.x }.prefix((points.count + 1) / 2).map(\.x)
+        return (newest.frame, newest.time + intercept, slope, isRateFitted, (lowerHalf.max() ?? 0) - (lowerHalf.min() ?? 0))
+    }
+
+    /// The slope from the oldest of `points` to the newest, or nil when they lie closer than
+    /// `minimumSpan` apart in x: each is its slot's lowest report, so a late one rarely moves it.
+    private static func seedSlope(_ points: [(x: Double, y: Double)], minimumSpan: Double) -> Double? {
+        guard let oldest = points.first, let newest = points.last, newest.x - oldest.x >= minimumSpan else { return nil }
+        return (newest.y - oldest.y) / (newest.x - oldest.x)
     }
 
     /// Starts the line again at a report, taken as it is (at the rate of the line before, or the

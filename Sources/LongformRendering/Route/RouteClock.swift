@@ -4,7 +4,9 @@ import Synchronization
 /// Which route frame is heard at which host time: the clock of a route, read against the host clock.
 ///
 /// A real-time route updates it after each write with "frame F is heard at host time H"
-/// (frames written minus the device's latency); between updates it runs at the nominal rate.
+/// (frames written minus the device's latency) and, if it measures it, the device's rate against
+/// the host clock; between updates it runs at that rate. A speaker places frames seconds ahead by
+/// it: at the nominal rate, a device 200 ppm off the host clock heard a write 2 s ahead 400 µs off.
 /// An as-fast-as-possible route has no relation to host time: its clock is the count of frames written.
 public final class RouteClock: Sendable {
     /// Route frames per second.
@@ -18,6 +20,8 @@ public final class RouteClock: Sendable {
     private struct State {
         var anchorFrame: Int64 = 0
         var anchorHostTime: UInt64 = 0
+        /// The device's frames per host-clock second over the nominal rate.
+        var rate = 1.0
         var isRunning = false
         var framesRendered: Int64 = 0
         /// The largest frame ever reported, so that the clock never runs backward.
@@ -54,14 +58,19 @@ public final class RouteClock: Sendable {
         state.withLock { $0 = State() }
     }
 
-    /// Records that route frame `frame` is heard at host time `hostTime` (nanoseconds).
-    public func update(frame: Int64, heardAtHostTime hostTime: UInt64) {
+    /// Records that route frame `frame` is heard at host time `hostTime` (nanoseconds), and that
+    /// the device plays `rate` times as many frames per host-clock second as its nominal rate.
+    public func update(frame: Int64, heardAtHostTime hostTime: UInt64, rate: Double = 1) {
         state.withLock {
             $0.anchorFrame = frame
             $0.anchorHostTime = hostTime
+            $0.rate = rate
             $0.isRunning = true
         }
     }
+
+    /// The device's frames per host-clock second over the nominal rate, as the route last said (1 until it does).
+    public var rate: Double { state.withLock { $0.rate } }
 
     /// Whether the route has said which frame is heard when (it has started playing).
     public var isRunning: Bool { state.withLock { $0.isRunning } }
@@ -89,8 +98,9 @@ public final class RouteClock: Sendable {
     private func frame(atHostTime hostTime: UInt64, monotonic: Bool) -> Int64 {
         state.withLock { state in
             guard state.isRunning else { return state.lastReportedFrame }
-            let elapsed = Int64(bitPattern: hostTime &- state.anchorHostTime)
-            let frame = state.anchorFrame + elapsed * Int64(sampleRate) / 1_000_000_000
+            // Exact at the nominal rate for the elapsed times between updates (a product under 2^53).
+            let elapsed = Double(Int64(bitPattern: hostTime &- state.anchorHostTime))
+            let frame = state.anchorFrame + Int64((elapsed * (Double(sampleRate) * state.rate) / 1e9).rounded(.towardZero))
             guard monotonic else { return frame }
             state.lastReportedFrame = max(state.lastReportedFrame, frame)
             return state.lastReportedFrame
@@ -101,7 +111,7 @@ public final class RouteClock: Sendable {
     public func hostTime(ofFrame frame: Int64) -> UInt64 {
         if isDrivenByFramesWritten { return HostClock.now() }
         return state.withLock { state in
-            let offset = (frame - state.anchorFrame) * 1_000_000_000 / Int64(sampleRate)
+            let offset = Int64((Double(frame - state.anchorFrame) * 1e9 / (Double(sampleRate) * state.rate)).rounded(.towardZero))
             return UInt64(max(0, Int64(state.anchorHostTime) + offset))
         }
     }

@@ -30,7 +30,11 @@ final class SpeakerOutput: RouteRenderSource, @unchecked Sendable {
         let heardAt = route.clock.hostTime(ofFrame: routeFrame)
         let channels = route.format.channelCount
         let placement = firstChangeableFrame.map { OutputPlacement(frame: routeFrame, firstChangeableFrame: $0) }
-        let samples = session.withLock { $0.render(frameCount: frameCount, outputChannels: channels, heardAt: heardAt, placement: placement) }
+        let frameDuration = 1e9 / (Double(route.format.sampleRate) * route.clock.rate)
+        let samples = session.withLock {
+            $0.outputFrameDuration = frameDuration
+            return $0.render(frameCount: frameCount, outputChannels: channels, heardAt: heardAt, placement: placement)
+        }
         _ = buffer.update(fromContentsOf: samples.prefix(buffer.count))
         return frameCount
     }

@@ -106,14 +106,15 @@ struct RenderedBlocks: Sendable {
         blocks.lazy.compactMap { $0.outputFrame(ofMedia: media) }.first
     }
 
-    /// The output frame heard at `localTime` (ns on the speaker's clock), or nil when that is past
-    /// what was rendered; the first block's frame for a time before it.
-    func outputFrame(heardAt localTime: UInt64, outputSampleRate: Int) -> Int64? {
+    /// The output frame heard at `localTime` (ns on the speaker's clock) by an output that plays a
+    /// frame in `frameDuration` ns, or nil when that is past what was rendered; the first block's
+    /// frame for a time before it.
+    func outputFrame(heardAt localTime: UInt64, frameDuration: Double) -> Int64? {
         for block in blocks {
-            let duration = UInt64(block.frameCount) * 1_000_000_000 / UInt64(outputSampleRate)
+            let duration = UInt64((Double(block.frameCount) * frameDuration).rounded())
             guard localTime < block.heardAt + duration else { continue }
             guard localTime > block.heardAt else { return block.outputFrame }
-            return block.outputFrame + Int64((localTime - block.heardAt) * UInt64(outputSampleRate) / 1_000_000_000)
+            return block.outputFrame + Int64((Double(localTime - block.heardAt) / frameDuration).rounded(.down))
         }
         return nil
     }

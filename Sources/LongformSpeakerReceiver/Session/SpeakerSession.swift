@@ -129,6 +129,11 @@ public struct SpeakerSession: Sendable {
     /// output that cannot take anything back). Set before each message, so that a flush is
     /// judged, and a status reported, against what the output can change now.
     public var changeableOutputFrame: Int64?
+    /// How long the output takes to play a frame on the speaker's clock (ns), as its route measures
+    /// its device's rate; nil: the nominal rate. Set before each render, as `changeableOutputFrame`:
+    /// a device 200 ppm off the speaker's clock heard the second half of a 1 s block 100 µs off
+    /// where the nominal rate put it.
+    public var outputFrameDuration: Double?
     /// Whether the output plays: its clock says which frame is heard when. Set before each message,
     /// as `changeableOutputFrame`. An output still starting (a PulseAudio stream can take a second
     /// or two) would hear a start's first frames late: the speaker is not ready until it plays.
@@ -310,13 +315,13 @@ public struct SpeakerSession: Sendable {
         // In pieces that end where a pending anchor takes over (so that it is heard from its own
         // frame, not from the next block) and last a second at most (the drift controller acts
         // once a piece, and its gains hold for pieces up to about a second).
-        let outputRate = outputSampleRate ?? 44_100
+        let outputRate = outputSampleRate ?? 44_100, frameDuration = self.frameDuration
         var samples: [Float] = []
         samples.reserveCapacity(frameCount * outputChannels)
         var done = 0
         while done < frameCount {
-            let heardAt = localTime + UInt64(done) * 1_000_000_000 / UInt64(outputRate)
-            let count = pieceLength(heardAt: heardAt, atMost: frameCount - done, outputRate: outputRate)
+            let heardAt = localTime + UInt64((Double(done) * frameDuration).rounded())
+            let count = pieceLength(heardAt: heardAt, atMost: frameCount - done, outputRate: outputRate, frameDuration: frameDuration)
             let piecePlacement = placement.map { OutputPlacement(frame: $0.frame + Int64(done), firstChangeableFrame: $0.firstChangeableFrame) }
             samples += renderPiece(frameCount: count, outputChannels: outputChannels, heardAt: heardAt, placement: piecePlacement)
             done += count
@@ -326,11 +331,11 @@ public struct SpeakerSession: Sendable {
 
     /// How many frames from `heardAt` on render as one piece: up to a second, and no further than
     /// the moment a pending anchor takes over.
-    private func pieceLength(heardAt local: UInt64, atMost count: Int, outputRate: Int) -> Int {
+    private func pieceLength(heardAt local: UInt64, atMost count: Int, outputRate: Int, frameDuration: Double) -> Int {
         var length = min(count, outputRate)
         if let pending = pendingAnchor, let heard = localTimeHeard(atNetworkTime: pending.networkTime) {
             // The output frame nearest the moment (a frame's time is rounded to the nanosecond).
-            let frames = heard > local ? Int(((heard - local) * UInt64(outputRate) + 500_000_000) / 1_000_000_000) : 0
+            let frames = heard > local ? Int((Double(heard - local) / frameDuration).rounded()) : 0
             if frames > 0 { length = min(length, frames) }
         }
         return length
@@ -402,9 +407,12 @@ public struct SpeakerSession: Sendable {
     /// A change from network time `networkTime` on: the output renders again from the frame it
     /// hears then, if it holds that frame already.
     private mutating func requestRewind(toNetworkTime networkTime: UInt64) {
-        guard let rate = outputSampleRate, let heard = localTimeHeard(atNetworkTime: networkTime) else { return }
-        if let frame = rendered.outputFrame(heardAt: heard, outputSampleRate: rate) { requestRewind(toOutputFrame: frame) }
+        guard outputSampleRate != nil, let heard = localTimeHeard(atNetworkTime: networkTime) else { return }
+        if let frame = rendered.outputFrame(heardAt: heard, frameDuration: frameDuration) { requestRewind(toOutputFrame: frame) }
     }
+
+    /// How long the output takes to play a frame on the speaker's clock (ns): as measured, else nominal.
+    private var frameDuration: Double { outputFrameDuration ?? 1e9 / Double(outputSampleRate ?? 44_100) }
 
     /// The output's rate: the configured one, else the stream's; nil before either is known.
     private var outputSampleRate: Int? { configuration.outputSampleRate ?? format.map { Int($0.sampleRate) } }
