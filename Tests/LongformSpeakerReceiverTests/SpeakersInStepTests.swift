@@ -68,49 +68,108 @@ import Testing
         ((difference % period) + period + period / 2) % period - period / 2
     }
 
-    @Test func threeRoomsPlayInStepFromTheFirstFrameWithoutAJumpOrAStretch() throws {
+    /// What three rooms played: the windows (each room's phase, nil where silent) from the first
+    /// sound to the last window all three sound in, and each other room's offset per window
+    /// (b − a, c − a, c − b, in frames; nil where one was silent).
+    struct Played {
+        var windows: ArraySlice<[Int?]>
+        var offsets: [[Int]?]
+        var firstSounds: [Int?]
+
+        /// The offsets per window, for a failure's message.
+        var table: String { offsets.enumerated().map { "\($0.offset): \($0.element.map { "\($0)" } ?? "-")" }.joined(separator: ", ") }
+
+        /// The windows from `first` on where a room was silent while another played.
+        func lateWindows(from first: Int = 1) -> [Int] { windows.indices.filter { $0 >= first && windows[$0].contains(nil) } }
+
+        /// The windows in `range` where two rooms were more than `frames` apart.
+        func windowsApart(by frames: Int, in range: Range<Int>) -> [Int] {
+            offsets.indices.filter { range.contains($0) && (offsets[$0].map { $0.contains { abs($0) > frames } } ?? false) }
+        }
+
+        /// The windows in `range` where an offset moved by more than `frames` from the window before.
+        func jumps(over frames: Int, in range: Range<Int>) -> [Int] {
+            offsets.indices.dropFirst().filter { index in
+                guard range.contains(index), let before = offsets[index - 1], let after = offsets[index] else { return false }
+                return zip(before, after).contains { abs($0 - $1) > frames }
+            }
+        }
+
+        /// For each room, the windows in `range` where its own phase moved by more than `frames`
+        /// against the sample clock (a stretch), with its phases for a failure's message.
+        func stretches(over frames: Int, in range: Range<Int>) -> [(room: Int, windows: [Int], phases: [Int])] {
+            (0..<3).map { room in
+                let phases = windows.enumerated().filter { range.contains($0.offset) }.compactMap { $0.element[room] }
+                let moves = zip(phases, phases.dropFirst()).enumerated().filter { abs(SpeakersInStepTests.centered($0.element.1 - $0.element.0)) > frames }.map(\.offset)
+                return (room, moves, Array(phases.prefix(60)))
+            }
+        }
+    }
+
+    /// Three speakers (each with `extraArguments`, such as a clock skew) on the rooms of a fresh
+    /// test server, fed a ramp of `seconds` by `longform play`; what the rooms played.
+    static func playRamp(seconds: Double, extraArguments: [[String]] = [[], [], []]) throws -> Played {
         let server = try PulseAudioServer.start()
         let rooms = try Rooms(server: server)
-        let ramp = try RampAudio.file(named: "rooms-ramp-6s", seconds: 6)
+        let ramp = try RampAudio.file(named: "rooms-ramp-\(Int(seconds))s", seconds: seconds)
         let monitor = try MonitorRecording(server: server, source: rooms.sink + ".monitor", channelCount: 6, channelMap: rooms.channelMap)
-        let speakers = try Self.roomNames.map { try SpeakerProcess(name: "room-\($0)", route: "pulse:" + rooms.room($0)) }
+        let speakers = try zip(roomNames, extraArguments).map { try SpeakerProcess(name: "room-\($0)", route: "pulse:" + rooms.room($0), extraArguments: $1) }
         defer { speakers.forEach { $0.stop() } }
         let play = try SpeakerProcess.play(ramp, to: speakers)
         #expect(play.status == 0, "\(play.output)\(play.errorOutput)")
         Thread.sleep(forTimeInterval: 0.5)
         let samples = monitor.finish(covering: 0)
-        let windows = Self.phases(of: samples, roomCount: Self.roomNames.count)
-        let firstSounds = Self.roomNames.indices.map { room in stride(from: 2 * room, to: samples.count, by: 6).first { samples[$0] != 0 }.map { $0 / 6 } }
-
+        let windows = phases(of: samples, roomCount: roomNames.count)
+        let firstSounds = roomNames.indices.map { room in stride(from: 2 * room, to: samples.count, by: 6).first { samples[$0] != 0 }.map { $0 / 6 } }
         // From the first window any room sounds in to the last all three do (the ramp ends).
         let lastCommon = try #require(windows.lastIndex { $0.allSatisfy { $0 != nil } }, "the rooms never all played: \(windows.prefix(20))")
         let played = windows[...lastCommon]
-        #expect(played.count >= 50, "the rooms played together for \(played.count) windows of 100 ms, not the ramp's 6 s")
-        // A room whose output could not take back its first frames in time (a debug build's
-        // speaker is slow) joins within the first window, silent until then, never out of step.
-        let late = played.indices.dropFirst().filter { played[$0].contains(nil) }
-        #expect(late.isEmpty, "a room was silent while another played in windows \(late.prefix(10)) (of 100 ms from the first sound); first sounds at frames \(firstSounds), phases \(played.prefix(3))")
-        // Each room against the first, and the second against the third, per window (frames).
         let offsets = played.map { row -> [Int]? in
             guard let a = row[0], let b = row[1], let c = row[2] else { return nil }
-            return [Self.centered(b - a), Self.centered(c - a), Self.centered(c - b)]
+            return [centered(b - a), centered(c - a), centered(c - b)]
         }
-        let table = offsets.enumerated().map { "\($0.offset): \($0.element.map { "\($0)" } ?? "-")" }.joined(separator: ", ")
+        return Played(windows: played, offsets: offsets, firstSounds: firstSounds)
+    }
+
+    @Test func threeRoomsPlayInStepFromTheFirstFrameWithoutAJumpOrAStretch() throws {
+        let played = try Self.playRamp(seconds: 6)
+        let all = 0..<played.windows.count
+        #expect(played.windows.count >= 50, "the rooms played together for \(played.windows.count) windows of 100 ms, not the ramp's 6 s")
+        // A room whose output could not take back its first frames in time (a debug build's
+        // speaker is slow) joins within the first window, silent until then, never out of step.
+        let late = played.lateWindows()
+        #expect(late.isEmpty, "a room was silent while another played in windows \(late.prefix(10)) (of 100 ms from the first sound); first sounds at frames \(played.firstSounds), phases \(played.windows.prefix(3))")
         // One frame is 22.7 µs; 4 frames, 91 µs, is within the goal of 100 µs.
-        let apart = offsets.indices.filter { offsets[$0].map { $0.contains { abs($0) > 4 } } ?? false }
-        #expect(apart.isEmpty, "rooms more than 4 frames apart in windows \(apart.prefix(10)); offsets b−a, c−a, c−b per window: \(table)")
+        let apart = played.windowsApart(by: 4, in: all)
+        #expect(apart.isEmpty, "rooms more than 4 frames apart in windows \(apart.prefix(10)); offsets b−a, c−a, c−b per window: \(played.table)")
         // A jump: an offset that moves by more than 2 frames (45 µs) from one window to the next.
-        let jumps = zip(offsets.indices.dropFirst(), zip(offsets, offsets.dropFirst())).filter { _, pair in
-            guard let before = pair.0, let after = pair.1 else { return false }
-            return zip(before, after).contains { abs($0 - $1) > 2 }
-        }.map(\.0)
-        #expect(jumps.isEmpty, "offsets jumped at windows \(jumps.prefix(10)): \(table)")
+        let jumps = played.jumps(over: 2, in: all)
+        #expect(jumps.isEmpty, "offsets jumped at windows \(jumps.prefix(10)): \(played.table)")
         // A stretch: a room's own phase moving more than 2 frames in 100 ms (on one host its drift
         // is a few ppm; correcting 1,000 ppm would move it 4.4 frames).
-        for room in Self.roomNames.indices {
-            let phases = played.compactMap { $0[room] }
-            let moves = zip(phases, phases.dropFirst()).enumerated().filter { abs(Self.centered($0.element.1 - $0.element.0)) > 2 }.map(\.offset)
-            #expect(moves.isEmpty, "room \(Self.roomNames[room]) moved against the sample clock at windows \(moves.prefix(10)): \(phases.prefix(60))")
+        for stretch in played.stretches(over: 2, in: all) where !stretch.windows.isEmpty {
+            Issue.record("room \(Self.roomNames[stretch.room]) moved against the sample clock at windows \(stretch.windows.prefix(10)): \(stretch.phases)")
         }
+    }
+
+    @Test func roomsOnClocksTwoHundredPpmFastAndSlowStayInStepWithAThird() throws {
+        // Each speaker's host clock (every reading, and the kernel's and PulseAudio's stamps) runs
+        // at its own rate: room b's 200 ppm fast, room c's 200 ppm slow. Their devices, on this
+        // host's clock, then run 200 ppm off theirs, and the sender's clock too. Before the
+        // speakers measured those rates within seconds, b and c played 0.8 to 1 ms off room a for
+        // their first 30 s. The goal (issue 25) is 1 ms for the first 5 s and 100 µs after, which
+        // the speakers do not meet yet (up to 1.4 ms in the first 5 s, then up to 20 frames while
+        // the devices' rates are fitted, to 8 s in a debug build); the bounds here hold from 10 s
+        // on, where the speakers are today (single windows up to about 6 frames), so that a
+        // return to milliseconds fails.
+        let played = try Self.playRamp(seconds: 15, extraArguments: [[], ["--clock-skew=200"], ["--clock-skew=-200"]])
+        let settled = 100..<played.windows.count
+        #expect(played.windows.count >= 140, "the rooms played together for \(played.windows.count) windows of 100 ms, not the ramp's 15 s")
+        let apart = played.windowsApart(by: 12, in: settled)
+        #expect(apart.isEmpty, "rooms more than 12 frames (272 µs) apart from 10 s on, at windows \(apart.prefix(10)): \(played.table)")
+        let spreads = played.offsets[settled].compactMap { $0?.map(abs).max() }.sorted()
+        #expect(!spreads.isEmpty && spreads[spreads.count / 2] <= 6, "from 10 s on, the median window's spread is \(spreads.isEmpty ? -1 : spreads[spreads.count / 2]) frames, over 6 (136 µs): \(played.table)")
+        let jumps = played.jumps(over: 3, in: settled)
+        #expect(jumps.isEmpty, "offsets jumped by more than 3 frames from 10 s on, at windows \(jumps.prefix(10)): \(played.table)")
     }
 }
