@@ -12,8 +12,8 @@ import Synchronization
 /// another rate (`run(partsPerMillionFast:)`), as a speaker on another crystal would, although every
 /// process on one machine shares one clock. Unskewed, it reads CLOCK_MONOTONIC as it is.
 public enum HostClock {
-    /// The skew's origin (raw nanoseconds) and its rate less 1 (a Double's bits): readings move
-    /// `rate` times as fast as the system's from the origin on. Zero bits: no skew.
+    /// The skew's origin (raw nanoseconds) and its rate less 1 (a Double's bits): from the origin
+    /// on, readings move 1 + rate times as fast as the system's. Zero bits: no skew.
     private static let skewOrigin = Atomic<UInt64>(0)
     private static let skewRateBits = Atomic<UInt64>(0)
 

@@ -11,7 +11,8 @@ import LongformCore
 /// less than no time) plus what an error in the rate could hide. The clocks' rates differ too
 /// (crystals are tens of ppm apart, a poor one hundreds): each leg's floor moves along the rate,
 /// so the rate is the slope of the legs' lower edges (each quarter second's least sample of each
-/// leg, over up to ten minutes), taken once its error, from how far the edges' points lie off
+/// leg, each second's once they span 20 s, over up to ten minutes), taken once its error, from how
+/// far the edges' points lie off
 /// their lines, is small (seconds on a quiet network, up to half a minute behind 10 ms of
 /// jitter); the samples whose floors are taken (the last minute, at most 3,072: 15 s at the first
 /// minute's two hundred a second, and no more than the rate's error lets be brought to now along

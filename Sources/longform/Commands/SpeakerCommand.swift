@@ -91,7 +91,8 @@ struct SpeakerCommand: ParsableCommand {
         do { port = try speaker.start(host: address.host, port: address.port) } catch {
             throw CommandFailure("cannot listen on \(listen) or play to \(specifier): \(error)")
         }
-        FileHandle.standardOutput.write(Data("longform: speaker \(name) listening on \(address.host):\(port), playing to \(specifier)\n".utf8))
+        let skew = HostClock.partsPerMillionFast == 0 ? "" : String(format: ", its clock %+.1f ppm fast (--clock-skew)", HostClock.partsPerMillionFast)
+        FileHandle.standardOutput.write(Data("longform: speaker \(name) listening on \(address.host):\(port), playing to \(specifier)\(skew)\n".utf8))
         let done = DispatchSemaphore(value: 0)
         let stopSignals = StopSignals { done.signal() }
         done.wait()
