@@ -9,7 +9,7 @@ public enum LowerEdgeFit {
     /// less than `minimumSpan` or all share one x.
     public static func round(_ points: [(x: Double, y: Double)], about slope: Double, keeping count: Int,
                              minimumSpan: Double = 0) -> (meanX: Double, meanY: Double, slope: Double?) {
-        let lowest = points.sorted { $0.y - slope * $0.x < $1.y - slope * $1.x }.prefix(count)
+        let lowest = Self.lowest(points, about: slope, count: count)
         let number = Double(lowest.count)
         let meanX = lowest.reduce(0) { $0 + $1.x } / number, meanY = lowest.reduce(0) { $0 + $1.y } / number
         guard let first = lowest.map(\.x).min(), let last = lowest.map(\.x).max(), last - first >= minimumSpan else { return (meanX, meanY, nil) }
@@ -19,5 +19,10 @@ public enum LowerEdgeFit {
             variance += (point.x - meanX) * (point.x - meanX)
         }
         return (meanX, meanY, variance > 0 ? covariance / variance : nil)
+    }
+
+    /// The `count` points that lie lowest under a line of slope `slope`.
+    public static func lowest(_ points: [(x: Double, y: Double)], about slope: Double, count: Int) -> ArraySlice<(x: Double, y: Double)> {
+        points.sorted { $0.y - slope * $0.x < $1.y - slope * $1.x }.prefix(count)
     }
 }

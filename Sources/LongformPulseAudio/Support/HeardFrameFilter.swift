@@ -185,7 +185,7 @@ struct HeardFrameFilter: Sendable {
             if abs(slope - previous) < nominal * 1e-9 { break }
         }
         // How far apart the reports of the lower half about the rate found lie (frames).
-        let lowerHalf = points.sorted { $0.y - slope * $0.x < $1.y - slope * $1.x }.prefix((points.count + 1) / 2).map(\.x)
+        let lowerHalf = LowerEdgeFit.lowest(points, about: slope, count: (points.count + 1) / 2).map(\.x)
         return (newest.frame, newest.time + intercept, slope, isRateFitted, (lowerHalf.max() ?? 0) - (lowerHalf.min() ?? 0))
     }
 

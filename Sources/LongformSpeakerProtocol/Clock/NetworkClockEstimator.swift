@@ -261,7 +261,7 @@ public struct NetworkClockEstimator: Sendable {
         }
         // The kept points' scatter about their line over their spread in x (the points a round
         // keeps hug the line, so this is low: the caller takes three times it).
-        let lowest = points.sorted { $0.y - slope * $0.x < $1.y - slope * $1.x }.prefix(keeping)
+        let lowest = LowerEdgeFit.lowest(points, about: slope, count: keeping)
         let meanX = lowest.reduce(0) { $0 + $1.x } / Double(lowest.count)
         let meanResidual = lowest.reduce(0) { $0 + $1.y - slope * $1.x } / Double(lowest.count)
         var squares = 0.0, spread = 0.0
