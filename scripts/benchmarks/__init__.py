@@ -30,6 +30,12 @@
    offset (an exact copy correlates at 1; a stretched one does not). Per start: the worst window,
    the jumps between windows (skips or repeats), the windows where a room was silent while
    another played. No peer yet (Snapcast's three clients are to come).
+7b. Speakers after what a listener does: the same three rooms fed by `longform serve` playing the
+   ten tracks; `--events` rounds (20) of a seek, a skip, an edit (the item playing removed), a
+   pause and resume, and a join (one room's speaker stopped and started again on its port), in
+   one recording. The windows of the 5 s after each event are measured as a start's; against
+   Snapcast's three clients on the same rooms (mpd's fifo into snapserver), through the same
+   events over mpd's protocol (a join restarts a snapclient).
 8. Speakers' command latency: `longform serve` on a `speaker:` route to three `longform speaker`
    processes, each playing to a null sink of its own (a room), against Snapcast (mpd's fifo output
    into snapserver's pipe source, three snapclients on the same sinks): the time from pause, play
@@ -46,6 +52,8 @@
    played without a gap (a count with a gap ends the climb); against snapserver feeding as many
    snapclients (each writing to a file).
 
-Usage: scripts/bench [--seconds N] [--cpu-runs N] [--trials N] [--only playback|latency|server|speakers|speaker-start|speaker-latency|speaker-cut|speaker-fan-out]
-                     [--sync-seconds N] [--jitter MS[,MS...]] [--starts N] [--cut-lookahead S] [--fan-out N[,N...]]
+Usage: scripts/bench [--seconds N] [--cpu-runs N] [--trials N]
+                     [--only playback|latency|server|speakers|speaker-start|speaker-events|speaker-latency|speaker-cut|speaker-fan-out]
+                     [--sync-seconds N] [--jitter MS[,MS...]] [--starts N] [--start-seconds N] [--skews PPM,PPM,PPM] [--events N]
+                     [--cut-lookahead S] [--fan-out N[,N...]]
 """

@@ -13,6 +13,7 @@ from .figures.speaker_cut import speaker_cut
 from .figures.speaker_fan_out import speaker_fan_out
 from .figures.speaker_latency import speaker_latency
 from .figures.speaker_start import speaker_start
+from .figures.speaker_events import speaker_events
 from .figures.speaker_sync import speaker_sync
 from .peers.mpd import mpd_playback, mpd_latency
 
@@ -22,13 +23,14 @@ def main():
     parser.add_argument("--seconds", type=int, default=60, help="seconds of playback each CPU figure is measured over")
     parser.add_argument("--cpu-runs", type=int, default=3, help="alternating runs of each player in the CPU figures (the median is printed)")
     parser.add_argument("--trials", type=int, default=5, help="trials of each command in the latency figures (the median is printed)")
-    parser.add_argument("--only", choices=["playback", "latency", "server", "speakers", "speaker-start", "speaker-latency", "speaker-cut",
+    parser.add_argument("--only", choices=["playback", "latency", "server", "speakers", "speaker-start", "speaker-events", "speaker-latency", "speaker-cut",
                                              "speaker-fan-out"],
-                        help="run only the CPU, latency, serve, speaker sync, speakers' start, speaker command-latency, speaker cut or speaker fan-out figures")
+                        help="run only the CPU, latency, serve, speaker sync, speakers' start, speakers after events, speaker command-latency, speaker cut or speaker fan-out figures")
     parser.add_argument("--sync-seconds", type=int, default=600, help="seconds of music the speakers' sync is measured over")
     parser.add_argument("--jitter", default=[0.0, 5.0], type=lambda text: [float(value) for value in text.split(",")], help="the network jitter (ms, comma-separated) the speakers' sync is measured with")
     parser.add_argument("--starts", type=int, default=20, help="cold starts of three speakers in the speakers' start figure")
     parser.add_argument("--start-seconds", type=int, default=10, help="seconds each start of the speakers' start figure plays")
+    parser.add_argument("--events", type=int, default=20, help="rounds of a seek, a skip, an edit, a pause and resume and a join in the speakers' events figure")
     parser.add_argument("--skews", default=[0.0, 0.0, 0.0], type=lambda text: [float(value) for value in text.split(",")],
                         help="how many ppm fast each of the three speakers' clocks runs in the start figure (comma-separated, e.g. 0,200,-200)")
     parser.add_argument("--cut-lookahead", type=int, default=180, help="the speaker route's look-ahead (s) in the cut figure: the cut lasts that long and 20 s more")
@@ -51,6 +53,10 @@ def main():
             return
         if arguments.only == "speaker-start":
             results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews)
+            print(json.dumps(results, indent=2))
+            return
+        if arguments.only == "speaker-events":
+            results["speaker_events"] = speaker_events(items, work, arguments.events)
             print(json.dumps(results, indent=2))
             return
         if arguments.only == "speaker-latency":
@@ -115,6 +121,7 @@ def main():
         results["server"] = server_figures(items, work)
         results["speakers"] = speaker_sync(items, work, arguments.sync_seconds, arguments.jitter)
         results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews)
+        results["speaker_events"] = speaker_events(items, work, arguments.events)
         results["speaker_latency"] = speaker_latency(work, arguments.trials)
         results["speaker_cut"] = speaker_cut(items, work, arguments.cut_lookahead)
         results["speaker_fan_out"] = speaker_fan_out(items, work, arguments.fan_out)

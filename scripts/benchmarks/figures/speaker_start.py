@@ -29,74 +29,89 @@ def room_modules():
     return modules
 
 
-def room_offsets(path):
-    """Per 100 ms window from the first audible frame of any room: each other room's offset against
-    room a (µs, positive: later) and the normalised correlation at that lag, or None in a window
-    where either room is silent; and the frame the first sound came at."""
+def read_rooms(path):
+    """Each room's left channel from a raw recording of the rooms' monitor (float arrays)."""
     import numpy
     raw = open(path, "rb").read()
     frame_bytes = 2 * 2 * len(ROOM_NAMES)
     # parec is killed mid-write: the last frame may be cut short.
     raw = raw[:len(raw) - len(raw) % frame_bytes]
     samples = numpy.frombuffer(raw, dtype="<i2").astype(numpy.float64).reshape(-1, 2 * len(ROOM_NAMES))
-    rooms = [samples[:, 2 * index] for index in range(len(ROOM_NAMES))]
-    loud = numpy.nonzero(numpy.max(numpy.abs(samples[:, 0::2]), axis=1) > AUDIBLE)[0]
+    return [samples[:, 2 * index] for index in range(len(ROOM_NAMES))]
+
+
+def is_audible(room, begin):
+    """Whether a room plays in the window from `begin` (rms over 50: not silence)."""
+    import numpy
+    return bool(numpy.std(room[begin:begin + WINDOW]) >= 50)
+
+
+def window_row(rooms, begin):
+    """Each other room's offset against room a in the window from `begin` (µs, positive: later)
+    and the normalised correlation at that lag, or None where either room is silent."""
+    import numpy
+    reference = rooms[0][begin:begin + WINDOW]
+    row = []
+    for other in rooms[1:]:
+        segment = other[begin - REACH:begin + WINDOW + REACH]
+        if not is_audible(rooms[0], begin) or not is_audible(other, begin):
+            row.append(None)
+            continue
+        # Whitened (GCC-PHAT): the music's chords repeat every 36 ms, and a plain correlation
+        # peaks nearly as high a half-period off; with every frequency weighed alike the
+        # noise in the music decides.
+        size = 1 << (len(segment) + len(reference)).bit_length()
+        cross = numpy.fft.rfft(segment, size) * numpy.conj(numpy.fft.rfft(reference, size))
+        correlation = numpy.fft.irfft(cross / numpy.maximum(numpy.abs(cross), 1e-9), size)[:2 * REACH + 1]
+        peak = int(numpy.argmax(correlation))
+        fraction = 0.0
+        if 0 < peak < 2 * REACH:
+            y0, y1, y2 = correlation[peak - 1], correlation[peak], correlation[peak + 1]
+            curvature = y0 - 2 * y1 + y2
+            fraction = 0.5 * (y0 - y2) / curvature if curvature else 0.0
+        # The other room moved back by the whole lag and by a fraction (a phase ramp), the
+        # fraction refined to the best correlation: an exact copy then correlates at 1 whatever
+        # its offset, a stretched one does not.
+        spectrum, frequencies = numpy.fft.rfft(segment), numpy.fft.rfftfreq(len(segment))
+        reference_energy = numpy.dot(reference, reference)
+
+        def aligned(shift):
+            moved = numpy.fft.irfft(spectrum * numpy.exp(2j * numpy.pi * frequencies * shift), len(segment))[peak:peak + WINDOW]
+            norm = numpy.sqrt(reference_energy * numpy.dot(moved, moved))
+            return float(numpy.dot(reference, moved) / norm) if norm else 0.0
+        low, high = fraction - 0.5, fraction + 0.5
+        for _ in range(24):
+            third = (high - low) / 3
+            if aligned(low + third) < aligned(high - third):
+                low += third
+            else:
+                high -= third
+        fraction = (low + high) / 2
+        row.append((float((peak + fraction - REACH) / RATE * 1e6), aligned(fraction)))
+    return row
+
+
+def room_offsets(path):
+    """Per 100 ms window from the first audible frame of any room: `window_row`; and the frame
+    the first sound came at."""
+    import numpy
+    rooms = read_rooms(path)
+    loud = numpy.nonzero(numpy.max(numpy.abs(numpy.stack(rooms, axis=1)), axis=1) > AUDIBLE)[0]
     if len(loud) == 0:
         return [], None
     first = int(loud[0])
-    windows = []
-    for begin in range(max(first, REACH), len(rooms[0]) - WINDOW - REACH, WINDOW):
-        reference = rooms[0][begin:begin + WINDOW]
-        row = []
-        for other in rooms[1:]:
-            segment = other[begin - REACH:begin + WINDOW + REACH]
-            if numpy.std(reference) < 50 or numpy.std(other[begin:begin + WINDOW]) < 50:
-                row.append(None)
-                continue
-            # Whitened (GCC-PHAT): the music's chords repeat every 36 ms, and a plain correlation
-            # peaks nearly as high a half-period off; with every frequency weighed alike the
-            # noise in the music decides.
-            size = 1 << (len(segment) + len(reference)).bit_length()
-            cross = numpy.fft.rfft(segment, size) * numpy.conj(numpy.fft.rfft(reference, size))
-            correlation = numpy.fft.irfft(cross / numpy.maximum(numpy.abs(cross), 1e-9), size)[:2 * REACH + 1]
-            peak = int(numpy.argmax(correlation))
-            fraction = 0.0
-            if 0 < peak < 2 * REACH:
-                y0, y1, y2 = correlation[peak - 1], correlation[peak], correlation[peak + 1]
-                curvature = y0 - 2 * y1 + y2
-                fraction = 0.5 * (y0 - y2) / curvature if curvature else 0.0
-            # The other room moved back by the whole lag and by a fraction (a phase ramp), the
-            # fraction refined to the best correlation: an exact copy then correlates at 1 whatever
-            # its offset, a stretched one does not.
-            spectrum, frequencies = numpy.fft.rfft(segment), numpy.fft.rfftfreq(len(segment))
-            reference_energy = numpy.dot(reference, reference)
-
-            def aligned(shift):
-                moved = numpy.fft.irfft(spectrum * numpy.exp(2j * numpy.pi * frequencies * shift), len(segment))[peak:peak + WINDOW]
-                norm = numpy.sqrt(reference_energy * numpy.dot(moved, moved))
-                return float(numpy.dot(reference, moved) / norm) if norm else 0.0
-            low, high = fraction - 0.5, fraction + 0.5
-            for _ in range(24):
-                third = (high - low) / 3
-                if aligned(low + third) < aligned(high - third):
-                    low += third
-                else:
-                    high -= third
-            fraction = (low + high) / 2
-            row.append((float((peak + fraction - REACH) / RATE * 1e6), aligned(fraction)))
-        windows.append(row)
-    return windows, first
+    return [window_row(rooms, begin) for begin in range(max(first, REACH), len(rooms[0]) - WINDOW - REACH, WINDOW)], first
 
 
-def start_figures(windows):
+def start_figures(windows, trims_end=True):
     """One start's figures: the worst |offset| between any two rooms, its median, the skips and
     repeats (offset jumps between windows), the worst correlation, the windows where a room was
     silent while another played (a late room) and those where a room matched no other (below
-    `MATCHED`: stretched, or further off than the search reaches)."""
+    `MATCHED`: stretched, or further off than the search reaches). With `trims_end`, windows at
+    the end with a room silent are left out (the bench stopped the rooms one after the other)."""
     offsets, correlations, jumps, silent, unmatched = [], [], 0, 0, 0
     previous = None
-    # The bench stops the rooms one after the other: the silence at the end is its own.
-    while windows and any(value is None for value in windows[-1]):
+    while trims_end and windows and any(value is None for value in windows[-1]):
         windows = windows[:-1]
     for row in windows:
         if any(value is None for value in row):
