@@ -172,4 +172,62 @@ import Testing
         let jumps = played.jumps(over: 3, in: settled)
         #expect(jumps.isEmpty, "offsets jumped by more than 3 frames from 10 s on, at windows \(jumps.prefix(10)): \(played.table)")
     }
+
+    /// Speakers whose buffers the fill keeps full (20 s each) stop a pause at its frame: the
+    /// sender keeps them reading, so that a flush and its anchor never wait behind a second of
+    /// audio in flight (they did: the rooms played on up to a second past the pause, and the
+    /// first pause was often not heard at all).
+    @Test func pausesStopAtTheirFrameOnSpeakersWhoseBuffersAreFull() throws {
+        let server = try PulseAudioServer.start()
+        let rooms = try Rooms(server: server)
+        let music = TestAudio.path("rooms-music-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try RampAudio.file(named: "rooms-ramp-20s", seconds: 20), toPath: music + "/ramp.wav")
+        let monitor = try MonitorRecording(server: server, source: rooms.sink + ".monitor", channelCount: 6, channelMap: rooms.channelMap)
+        let speakers = try Self.roomNames.map { try SpeakerProcess(name: "room-\($0)", route: "pulse:" + rooms.room($0), extraArguments: ["--buffer", "20"]) }
+        defer { speakers.forEach { $0.stop() } }
+        let serve = try ServeProcess(state: TestAudio.path("rooms-serve-\(UUID().uuidString.prefix(8))"), music: music,
+                                     route: "speaker:" + speakers.map { $0.endpoint() }.joined(separator: ","))
+        defer { serve.kill() }
+        let client = HTTPTestClient(port: serve.port, token: serve.token)
+        func state() throws -> [String: Any] { try client.get("/api/state").json }
+        func offset() throws -> Double { (try state()["offset"] as? NSNumber)?.doubleValue ?? -1 }
+        func wait(until condition: () throws -> Bool) throws {
+            let deadline = Date().addingTimeInterval(15)
+            while try !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(try client.post("/api/playlist/items", json: #"{"items": [{"path": "ramp.wav"}]}"#).status == 201)
+        #expect(try client.post("/api/transport/play").status == 204)
+        var pausedAt: [Double] = []
+        for _ in 0..<3 {
+            // Three seconds of playing: the buffers are full long before (the fill goes 8 s ahead
+            // at most, and the ramp lasts 20 s).
+            try wait { try offset() > (pausedAt.last ?? 0) + 3 }
+            #expect(try client.post("/api/transport/pause").status == 204)
+            Thread.sleep(forTimeInterval: 0.5)
+            pausedAt.append(try offset())
+            #expect(try client.post("/api/transport/play").status == 204)
+        }
+        try wait { try state()["playbackState"] as? String == "stopped" }
+        Thread.sleep(forTimeInterval: 0.5)
+        let samples = monitor.finish(covering: 0)
+        for (room, name) in Self.roomNames.enumerated() {
+            let played = RampAudio.played(left: stride(from: 2 * room, to: samples.count, by: 6).map { samples[$0] })
+            // The first pause ends the first piece on the frame before the one the player paused
+            // at (within the API's offset, to the millisecond).
+            let first = try #require(played.pieces.first, "room \(name) played nothing")
+            let pausedFrame = Int64((pausedAt[0] * 44_100).rounded())
+            let distance = RampAudio.distance(from: first.last, to: Int32(RampAudio.value(ofFrame: pausedFrame)), frames: RampAudio.ringingFrames + 1)
+            #expect(distance <= 32, "room \(name): the pause at frame \(pausedFrame) stopped \(distance) frames (mod 16,384) off it: \(played)")
+            // Known: a resume after a short pause can start a room thousands of frames off, early
+            // or late (issue 25), and the pauses after it stop off their frames with it.
+            withKnownIssue("a resume starts a room off the pause's frame", isIntermittent: true) {
+                #expect(played.pieces.count == 4, "room \(name): \(played)")
+                for (before, after) in zip(played.pieces, played.pieces.dropFirst()) {
+                    #expect(RampAudio.distance(from: before.last, to: after.first, frames: 2 * RampAudio.ringingFrames + 1) <= 2,
+                            "room \(name): a resume lost or repeated audio: \(played)")
+                }
+            }
+        }
+    }
 }
