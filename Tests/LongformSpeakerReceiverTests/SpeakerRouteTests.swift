@@ -142,7 +142,7 @@ import Testing
     @Test func volumesFromTheAPIAreHeardAtOnceOnTheSpeakersTheyAreForAndAreKept() throws {
         let music = TestAudio.path("route-music-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: try Self.sine(named: "route-sine-6s", seconds: 6), toPath: music + "/sine.wav")
+        try FileManager.default.copyItem(atPath: try Self.sine(named: "route-sine-8s", seconds: 8), toPath: music + "/sine.wav")
         let speakers = try ["attic", "cellar"].map { try SpeakerProcess(name: $0) }
         defer { speakers.forEach { $0.stop() } }
         let state = TestAudio.path("route-serve-\(UUID().uuidString.prefix(8))")
@@ -162,7 +162,9 @@ import Testing
 
         #expect(try client.post("/api/playlist/items", json: #"{"items": [{"path": "sine.wav"}]}"#).status == 201)
         #expect(try client.post("/api/transport/play").status == 204)
-        // At 2 s the cellar's own volume goes to a quarter; at 3.5 s the player's (both) to a half.
+        // At 2 s the cellar's own volume goes to a quarter; 1.2 s after that is done the player's
+        // (both) to a half; 1.2 s after that the end. (Each span starts when its change is done:
+        // on a loaded machine a call has taken half a second.)
         try wait(untilOffset: 2)
         let speakerChange = (from: try offset(), set: try client.put("/api/speakers/1/volume", json: #"{"volume": 0.25}"#), to: try offset())
         #expect(speakerChange.set.status == 200 && (speakerChange.set.json["volume"] as? NSNumber)?.floatValue == 0.25
@@ -172,10 +174,11 @@ import Testing
         #expect(missing.status == 404 && missing.text.contains("no speaker has index 2"), "\(missing)")
         let loud = try client.put("/api/speakers/0/volume", json: #"{"volume": 2}"#)
         #expect(loud.status == 400 && loud.text.contains("volume 2.0 is outside 0...1"), "\(loud)")
-        try wait(untilOffset: 3.5)
+        try wait(untilOffset: speakerChange.to + 1.2)
         let groupChange = (from: try offset(), status: try client.put("/api/volume", json: #"{"volume": 0.5}"#).status, to: try offset())
         #expect(groupChange.status == 200)
-        try wait(untilOffset: 5)
+        let end = groupChange.to + 1.2
+        try wait(untilOffset: end)
         server.kill()
         Thread.sleep(forTimeInterval: 0.5)
         speakers.forEach { $0.stop() }
@@ -190,10 +193,10 @@ import Testing
         }
         func at(_ level: Int32, _ tenths: ArraySlice<Int32>) -> Bool { tenths.count >= 4 && tenths.allSatisfy { abs($0 - level) <= level / 100 } }
         let speakerSpan = (speakerChange.from, speakerChange.to), groupSpan = (groupChange.from, groupChange.to)
-        #expect(at(16_384, tenths(attic, before: groupSpan)) && at(8_192, tenths(attic, after: groupSpan, until: 5)),
+        #expect(at(16_384, tenths(attic, before: groupSpan)) && at(8_192, tenths(attic, after: groupSpan, until: end)),
                 "the attic played at \(attic); the player's volume changed at \(groupSpan) s")
         #expect(at(16_384, tenths(cellar, before: speakerSpan)) && at(4_096, tenths(cellar, after: speakerSpan, until: groupSpan.0))
-                && at(2_048, tenths(cellar, after: groupSpan, until: 5)),
+                && at(2_048, tenths(cellar, after: groupSpan, until: end)),
                 "the cellar played at \(cellar); its own volume changed at \(speakerSpan) s, the player's at \(groupSpan) s")
 
         // Kept by address: the server started again on the same speakers gives the cellar its volume back.

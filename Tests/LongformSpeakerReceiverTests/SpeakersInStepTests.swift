@@ -219,9 +219,9 @@ import Testing
             let pausedFrame = Int64((pausedAt[0] * 44_100).rounded())
             let distance = RampAudio.distance(from: first.last, to: Int32(RampAudio.value(ofFrame: pausedFrame)), frames: RampAudio.ringingFrames + 1)
             #expect(distance <= 32, "room \(name): the pause at frame \(pausedFrame) stopped \(distance) frames (mod 16,384) off it: \(played)")
-            // Known: a resume after a short pause can start a room thousands of frames off, early
-            // or late (issue 25), and the pauses after it stop off their frames with it.
-            withKnownIssue("a resume starts a room off the pause's frame", isIntermittent: true) {
+            // Known: with four debug-built processes on two cores, a resume can lose up to a few
+            // thousand frames in one room (release builds on an idle machine: none; issue 25).
+            withKnownIssue("a resume on a loaded machine can lose frames in one room", isIntermittent: true) {
                 #expect(played.pieces.count == 4, "room \(name): \(played)")
                 for (before, after) in zip(played.pieces, played.pieces.dropFirst()) {
                     #expect(RampAudio.distance(from: before.last, to: after.first, frames: 2 * RampAudio.ringingFrames + 1) <= 2,

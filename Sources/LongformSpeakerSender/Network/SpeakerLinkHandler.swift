@@ -21,6 +21,8 @@ final class SpeakerLinkHandler: ChannelInboundHandler {
     private var welcomeDeadline: Scheduled<Void>?
     /// Why the connection ended, for the log.
     private var closeReason: String?
+    /// Whether a turn of `pump` is queued on the event loop.
+    private var isPumpScheduled = false
 
     init(link: SpeakerLink) {
         self.link = link
@@ -83,7 +85,8 @@ final class SpeakerLinkHandler: ChannelInboundHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        pump(context: context)
+        // Not at once: this may come from within a flush of this link's (see `pump`).
+        if context.channel.isWritable { schedulePump(context: context) }
         context.fireChannelWritabilityChanged()
     }
 
@@ -129,16 +132,38 @@ final class SpeakerLinkHandler: ChannelInboundHandler {
         }
     }
 
-    /// Writes the feed's work for this link while the connection takes it.
+    /// Writes the feed's work for this link while the connection takes it, `piecesPerTurn` at a
+    /// time, the next turn queued behind what the event loop holds. The links share the loop,
+    /// and a flush that drains the socket at once calls `channelWritabilityChanged` within
+    /// itself: a link that pumped from there wrote a whole refill (a resume's eight seconds)
+    /// before the loop ran another link's wake, which held that link's anchor back until the
+    /// refill was done (224 ms on a debug build, so that its room resumed late and skipped).
     private func pump(context: ChannelHandlerContext) {
         guard isWelcomed else { return }
-        var wrote = false
-        while context.channel.isWritable, let messages = link.feed.takeWork(for: link.index) {
+        var pieces = 0
+        while pieces < Self.piecesPerTurn, context.channel.isWritable, let messages = link.feed.takeWork(for: link.index) {
             for message in messages { write(sealer?.seal(message) ?? message.encoded(), context: context) }
-            wrote = true
+            pieces += 1
         }
-        if wrote { context.flush() }
+        guard pieces > 0 else { return }
+        if pieces == Self.piecesPerTurn { schedulePump(context: context) } // more may wait
+        context.flush()
     }
+
+    /// Queues a turn of `pump` on the event loop, once.
+    private func schedulePump(context: ChannelHandlerContext) {
+        guard !isPumpScheduled else { return }
+        isPumpScheduled = true
+        context.eventLoop.assumeIsolated().execute { [self] in
+            isPumpScheduled = false
+            guard context.channel.isActive else { return }
+            pump(context: context)
+        }
+    }
+
+    /// The most pieces of work (a piece: a link's control messages, or one audio message of 4,096
+    /// frames) a link writes before the other links on its event loop have their turn.
+    static let piecesPerTurn = 4
 
     private func send(_ messages: [SpeakerMessage], context: ChannelHandlerContext) {
         for message in messages { write(sealer?.seal(message) ?? message.encoded(), context: context) }
