@@ -6,8 +6,9 @@ room's speaker and starts it again on its port (a join: the sender reconnects). 
 `AFTER_SECONDS` after each event are measured as a start's are: between any two rooms, the offset
 and the correlation per 100 ms window, the jumps, and the windows where one room was silent while
 another played. A pause's windows run from the pause to 5 s after the resume; a join's from the
-joining room's first sound (silent until then, as it should be). Beside it, Snapcast's three
-clients on the same rooms, fed by mpd's fifo output, through the same events over mpd's protocol."""
+window after the joining room's first sound (silent until then, as it should be). Beside it,
+Snapcast's three clients on the same rooms, fed by mpd's fifo output, through the same events
+over mpd's protocol."""
 import os, statistics, subprocess, time
 from ..common import LONGFORM, AUDIO, start_pulse, start_speaker, port_from_log, http_caller, percentile
 from ..peers.mpd import MPD
@@ -40,7 +41,7 @@ class RoomRecording:
 def play_rounds(recording, rounds, act):
     """`rounds` rounds of the events, each done by `act(kind, step)`; returns the marks: (kind,
     first frame measured, frame after the last), in recording frames. A join is `act("leave")`,
-    a second, then `act("join")`, measured from the joining room's first sound."""
+    a second, then `act("join")`, measured from the window after the joining room's first sound."""
     marks = []
     for _ in range(rounds):
         for kind in EVENTS:
@@ -64,7 +65,8 @@ def play_rounds(recording, rounds, act):
 
 def event_windows(rooms, kind, begin, end):
     """The rows (`window_row`) of the windows from `begin` to `end`, all rooms quiet ones left out;
-    a join's from the first window where its room (the last) plays."""
+    a join's from the window after the one its room (the last) starts in (that one is part
+    silence, which the correlation cannot place)."""
     rows = []
     joined = kind != "join"
     for start in range(max(begin, REACH), min(end, len(rooms[0]) - WINDOW - REACH), WINDOW):
@@ -72,9 +74,8 @@ def event_windows(rooms, kind, begin, end):
         if not any(audible):
             continue
         if not joined:
-            if not audible[-1]:
-                continue
-            joined = True
+            joined = audible[-1]
+            continue
         rows.append(window_row(rooms, start))
     return rows
 
