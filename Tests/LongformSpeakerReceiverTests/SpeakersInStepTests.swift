@@ -213,9 +213,11 @@ import Testing
         let samples = monitor.finish(covering: 0)
         for (room, name) in Self.roomNames.enumerated() {
             let played = RampAudio.played(left: stride(from: 2 * room, to: samples.count, by: 6).map { samples[$0] })
-            // The first pause ends the first piece on the frame before the one the player paused
-            // at (within the API's offset, to the millisecond).
-            let first = try #require(played.pieces.first, "room \(name) played nothing")
+            // The first pause (the first silence of a quarter second or more) ends its piece on
+            // the frame before the one the player paused at (within the API's offset, to the
+            // millisecond).
+            let pause = played.silenceLengths.firstIndex { $0 >= 11_025 }
+            let first = try #require(pause.map { played.pieces[$0] }, "room \(name) never paused: \(played)")
             let pausedFrame = Int64((pausedAt[0] * 44_100).rounded())
             let distance = RampAudio.distance(from: first.last, to: Int32(RampAudio.value(ofFrame: pausedFrame)), frames: RampAudio.ringingFrames + 1)
             #expect(distance <= 32, "room \(name): the pause at frame \(pausedFrame) stopped \(distance) frames (mod 16,384) off it: \(played)")
