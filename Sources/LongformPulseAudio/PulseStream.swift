@@ -109,15 +109,18 @@ final class PulseStream: @unchecked Sendable {
             pa_threaded_mainloop_wait(mainloop)
         }
         // Unretained: `deinit` stops both before the stream goes, under the lock they run under.
+        // Nor retained while one runs: the release at its end could be the last one, and run
+        // `deinit` on the mainloop's thread, whose lock it cannot take (PulseAudio aborts: a
+        // speaker crashed so as it stopped).
         let this = Unmanaged.passUnretained(self).toOpaque()
         pa_stream_set_latency_update_callback(stream, { _, userdata in
             guard let userdata else { return }
-            Unmanaged<PulseStream>.fromOpaque(userdata).takeUnretainedValue().keepTimingReport()
+            Unmanaged<PulseStream>.fromOpaque(userdata)._withUnsafeGuaranteedRef { $0.keepTimingReport() }
         }, this)
         if playsThroughFlushes {
             reportTimer = pa_context_rttime_new(context, pa_rtclock_now() + Self.startingReportInterval, { _, event, _, userdata in
                 guard let userdata else { return }
-                Unmanaged<PulseStream>.fromOpaque(userdata).takeUnretainedValue().askForTimingReport(restarting: event)
+                Unmanaged<PulseStream>.fromOpaque(userdata)._withUnsafeGuaranteedRef { $0.askForTimingReport(restarting: event) }
             }, this)
         }
     }
