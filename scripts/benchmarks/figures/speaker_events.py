@@ -104,6 +104,22 @@ def event_figures(path, marks):
     return summary
 
 
+def stop_all(recording, processes):
+    """Stops the recording (if started), then the processes, the last started first."""
+    if recording:
+        recording.stop()
+    for process in reversed(list(processes.values())):
+        process.kill()
+        process.wait()
+
+
+def measured(recording, marks):
+    """`event_figures` of the recording, which is then deleted."""
+    figures = event_figures(recording.path, marks)
+    os.remove(recording.path)
+    return figures
+
+
 def describe(kind, figures):
     return (f"{kind} ×{figures['events']}: worst window median {figures['median_of_worst_us']} µs, p90 {figures['p90_of_worst_us']} µs, "
             f"worst {figures['worst_us']} µs, {figures['events_over_100_us']} over 100 µs, median {figures['median_us']} µs, "
@@ -151,14 +167,8 @@ def longform_events(work, env, address, items, rounds):
                 processes[ROOM_NAMES[-1]], _ = start_speaker(work, env, f"events-{ROOM_NAMES[-1]}-again", f"pulse:room-{ROOM_NAMES[-1]}", port=ports[-1])
         marks = play_rounds(recording, rounds, act)
     finally:
-        if recording:
-            recording.stop()
-        for process in reversed(list(processes.values())):
-            process.kill()
-            process.wait()
-    figures = event_figures(recording.path, marks)
-    os.remove(recording.path)
-    return figures
+        stop_all(recording, processes)
+    return measured(recording, marks)
 
 
 def snapcast_events(work, env, address, items, rounds):
@@ -202,15 +212,9 @@ def snapcast_events(work, env, address, items, rounds):
         finally:
             close()
     finally:
-        if recording:
-            recording.stop()
-        for process in reversed(list(processes.values())):
-            process.kill()
-            process.wait()
+        stop_all(recording, processes)
         mpd.stop()
-    figures = event_figures(recording.path, marks)
-    os.remove(recording.path)
-    return figures
+    return measured(recording, marks)
 
 
 def speaker_events(items, work, rounds=20):
