@@ -110,8 +110,8 @@ final class PulseStream: @unchecked Sendable {
         }
         // Unretained: `deinit` stops both before the stream goes, under the lock they run under.
         // Nor retained while one runs: the release at its end could be the last one, and run
-        // `deinit` on the mainloop's thread, whose lock it cannot take (PulseAudio aborts: a
-        // speaker crashed so as it stopped).
+        // `deinit` on the mainloop's thread, which cannot take the mainloop's lock (PulseAudio
+        // aborts the process).
         let this = Unmanaged.passUnretained(self).toOpaque()
         pa_stream_set_latency_update_callback(stream, { _, userdata in
             guard let userdata else { return }

@@ -175,8 +175,7 @@ import Testing
 
     /// Speakers whose buffers the fill keeps full (20 s each) stop a pause at its frame: the
     /// sender keeps them reading, so that a flush and its anchor never wait behind a second of
-    /// audio in flight (they did: the rooms played on up to a second past the pause, and the
-    /// first pause was often not heard at all).
+    /// audio in flight.
     @Test func pausesStopAtTheirFrameOnSpeakersWhoseBuffersAreFull() throws {
         let server = try PulseAudioServer.start()
         let rooms = try Rooms(server: server)

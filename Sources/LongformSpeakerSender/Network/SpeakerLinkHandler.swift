@@ -133,11 +133,9 @@ final class SpeakerLinkHandler: ChannelInboundHandler {
     }
 
     /// Writes the feed's work for this link while the connection takes it, `piecesPerTurn` at a
-    /// time, the next turn queued behind what the event loop holds. The links share the loop,
-    /// and a flush that drains the socket at once calls `channelWritabilityChanged` within
-    /// itself: a link that pumped from there wrote a whole refill (a resume's eight seconds)
-    /// before the loop ran another link's wake, which held that link's anchor back until the
-    /// refill was done (224 ms on a debug build, so that its room resumed late and skipped).
+    /// time, the next turn queued behind what the event loop holds: the links share the loop,
+    /// and a link that pumped on from within its own flush (which can call
+    /// `channelWritabilityChanged`) would hold the others' anchors back behind a whole refill.
     private func pump(context: ChannelHandlerContext) {
         guard isWelcomed else { return }
         var pieces = 0
