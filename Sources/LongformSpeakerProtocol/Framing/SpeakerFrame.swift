@@ -22,6 +22,14 @@ public enum SpeakerFrame {
     /// Bytes of the Poly1305 tag at the end of a sealed frame's payload.
     public static let sealTagLength = 16
 
+    /// The room (frames) a speaker's buffer of `capacityFrames` must have for the speaker to read
+    /// on: the largest audio payload in frames of `bytesPerFrame`, or half the buffer if that is
+    /// less. Both sides go by it: the speaker stops reading under it, and the sender keeps its
+    /// fill short of it.
+    public static func readingRoomFrames(capacityFrames: Int, bytesPerFrame: Int) -> Int {
+        min(maximumPayloadLength / max(bytesPerFrame, 1), capacityFrames / 2)
+    }
+
     /// The 8 header bytes of a frame of `type` with a payload of `payloadLength` bytes.
     public static func header(type: UInt8, payloadLength: Int) -> [UInt8] {
         [magic.0, magic.1, version, type, UInt8(truncatingIfNeeded: payloadLength >> 24), UInt8(truncatingIfNeeded: payloadLength >> 16),

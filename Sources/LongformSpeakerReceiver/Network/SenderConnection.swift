@@ -238,13 +238,11 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     /// buffer); a pending one's hello is heard in its time limit however full the buffer is.
     private func mustWaitForRoom() -> Bool { isActiveSender && isBufferFull() }
 
-    /// Whether the buffer has less room than the largest audio frame needs (or than half the
-    /// buffer, for a buffer smaller than that).
+    /// Whether the buffer has less room than `SpeakerFrame.readingRoomFrames`.
     private func isBufferFull() -> Bool {
         service.session.withLock { session in
             guard let buffer = session.buffer, let format = session.format else { return false }
-            let largest = SpeakerFrame.maximumPayloadLength / max(format.bytesPerFrame, 1)
-            return buffer.room < min(largest, buffer.capacityFrames / 2)
+            return buffer.room < SpeakerFrame.readingRoomFrames(capacityFrames: buffer.capacityFrames, bytesPerFrame: format.bytesPerFrame)
         }
     }
 

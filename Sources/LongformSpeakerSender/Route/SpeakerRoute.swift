@@ -325,16 +325,17 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     }
 
     /// How far ahead of the frame heard audio is sent: the look-ahead, within what the smallest
-    /// speaker buffer takes while it still reads. A speaker stops reading when it has less room
-    /// than its largest message (about 12 s) or half its buffer, and a flush or an anchor sent
-    /// then waits behind the audio in flight until the speaker has played that much (up to a
-    /// second late). Besides what is sent ahead, the speaker keeps what its output may still
-    /// render again, up to one write (a second) behind the frame heard: two seconds stay free.
+    /// speaker buffer takes while it still reads. A speaker stops reading under
+    /// `SpeakerFrame.readingRoomFrames` of room (about 12 s, or half its buffer), and a flush or
+    /// an anchor sent then waits behind the audio in flight until the speaker has played that
+    /// much (up to a second late). Besides what is sent ahead, the speaker keeps what its output
+    /// may still render again, up to one write (a second) behind the frame heard: two seconds
+    /// stay free.
     private func aheadLimitFrames(_ feed: SpeakerFeed) -> Int64 {
         let sampleRate = Int64(format.sampleRate)
         let lookAhead = Int64(preferredLookAhead * Double(sampleRate))
         guard let capacity = feed.smallestCapacityFrames else { return lookAhead }
-        let largestMessage = Int64(SpeakerFrame.maximumPayloadLength / max(feed.format.bytesPerFrame, 1))
-        return max(sampleRate, min(lookAhead, capacity - min(largestMessage, capacity / 2) - 2 * sampleRate))
+        let room = Int64(SpeakerFrame.readingRoomFrames(capacityFrames: Int(capacity), bytesPerFrame: feed.format.bytesPerFrame))
+        return max(sampleRate, min(lookAhead, capacity - room - 2 * sampleRate))
     }
 }
