@@ -13,29 +13,11 @@ import os, statistics, subprocess, time
 from ..common import LONGFORM, AUDIO, start_pulse, start_speaker, port_from_log, http_caller, percentile
 from ..peers.mpd import MPD
 from ..peers.snapcast import start_snapserver, start_snapclient
-from .speaker_start import (ROOM_SINK, ROOM_NAMES, ROOM_CHANNELS, RATE, WINDOW, REACH, room_modules, read_rooms, is_audible,
-                            window_row, start_figures)
+from .speaker_start import (ROOM_NAMES, RATE, WINDOW, REACH, RoomRecording, room_modules, read_rooms, is_audible, window_row,
+                            start_figures)
 
 AFTER_SECONDS = 5
 EVENTS = ["seek", "skip", "edit", "pause", "join"]
-
-
-class RoomRecording:
-    """parec on the rooms' monitor with a short latency, so that the file's size tells the frame a
-    moment of the bench falls on."""
-
-    def __init__(self, address, path):
-        self.path = path
-        self.process = subprocess.Popen(["parec", "--server", address, "-d", f"{ROOM_SINK}.monitor", "--raw", "--format=s16le",
-                                         f"--rate={RATE}", f"--channels={2 * len(ROOM_NAMES)}", f"--channel-map={ROOM_CHANNELS}",
-                                         "--latency-msec=20", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def frame(self):
-        return os.path.getsize(self.path) // (2 * 2 * len(ROOM_NAMES)) if os.path.exists(self.path) else 0
-
-    def stop(self):
-        self.process.kill()
-        self.process.wait()
 
 
 def play_rounds(recording, rounds, act):

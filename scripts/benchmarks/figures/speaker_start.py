@@ -137,13 +137,28 @@ def start_figures(windows, trims_end=True):
             "first_second_worst_us": round(max(offsets[:10]), 1) if offsets else None}
 
 
+class RoomRecording:
+    """parec on the rooms' monitor into `path` (raw 16-bit, every room's pair), with a short
+    latency, so that the file's size tells the frame a moment of the bench falls on."""
+
+    def __init__(self, address, path):
+        self.path = path
+        self.process = subprocess.Popen(["parec", "--server", address, "-d", f"{ROOM_SINK}.monitor", "--raw", "--format=s16le",
+                                         f"--rate={RATE}", f"--channels={2 * len(ROOM_NAMES)}", f"--channel-map={ROOM_CHANNELS}",
+                                         "--latency-msec=20", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def frame(self):
+        return os.path.getsize(self.path) // (2 * 2 * len(ROOM_NAMES)) if os.path.exists(self.path) else 0
+
+    def stop(self):
+        self.process.kill()
+        self.process.wait()
+
+
 def longform_start(work, env, address, music, index, seconds, skews):
     """One start: three speakers (each room's clock `skews` ppm fast) and a sender afresh, the
     rooms' monitor recorded from before it."""
-    path = os.path.join(work, f"start-{index:02d}.raw")
-    recorder = subprocess.Popen(["parec", "--server", address, "-d", f"{ROOM_SINK}.monitor", "--raw", "--format=s16le", f"--rate={RATE}",
-                                 f"--channels={2 * len(ROOM_NAMES)}", f"--channel-map={ROOM_CHANNELS}", "--latency-msec=20", path],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    recording = RoomRecording(address, os.path.join(work, f"start-{index:02d}.raw"))
     processes = []
     try:
         time.sleep(0.5)
@@ -161,9 +176,8 @@ def longform_start(work, env, address, music, index, seconds, skews):
         for process in reversed(processes):
             process.kill()
             process.wait()
-        recorder.kill()
-        recorder.wait()
-    return path
+        recording.stop()
+    return recording.path
 
 
 def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0)):
