@@ -55,6 +55,7 @@ public struct SpeakerBuffer: Sendable {
     }
 
     /// Copies `count` frames from `frame` into `output` (interleaved); silence where nothing is held.
+    /// Silence is never `repeatElement`'s: a debug build copies that one element at a time.
     public func read(from frame: Int64, count: Int, into output: inout [Float]) {
         output.removeAll(keepingCapacity: true)
         output.reserveCapacity(count * channelCount)
@@ -68,7 +69,7 @@ public struct SpeakerBuffer: Sendable {
             } else {
                 // Silence up to the next held frame, or to the end of the request.
                 let next = position < startFrame ? min(startFrame, frame + Int64(count)) : frame + Int64(count)
-                output.append(contentsOf: repeatElement(0, count: Int(next - position) * channelCount))
+                output.append(contentsOf: [Float](repeating: 0, count: Int(next - position) * channelCount))
                 position = next
             }
         }
@@ -104,7 +105,7 @@ public struct SpeakerBuffer: Sendable {
                 let from = source.startIndex + written * channelCount
                 samples.replaceSubrange(range, with: source[from..<(from + run * channelCount)])
             } else {
-                samples.replaceSubrange(range, with: repeatElement(0, count: run * channelCount))
+                samples.withUnsafeMutableBufferPointer { UnsafeMutableBufferPointer(rebasing: $0[range]).update(repeating: 0) }
             }
             written += run
         }

@@ -37,7 +37,8 @@ struct SentAudio {
             } else {
                 unrenderedSpans.append(endFrame..<frame)
             }
-            samples.append(contentsOf: repeatElement(0, count: Int(frame - endFrame) * channelCount))
+            // Not `repeatElement`: a debug build appends that one element at a time (0.1 s for a second's gap).
+            samples.append(contentsOf: [Float](repeating: 0, count: Int(frame - endFrame) * channelCount))
         } else if frame != endFrame {
             samples.removeAll(keepingCapacity: true)
             unrenderedSpans.removeAll()
