@@ -142,10 +142,9 @@ final class SpeakerLinkHandler: ChannelInboundHandler {
         while pieces < Self.piecesPerTurn, context.channel.isWritable, let messages = link.feed.takeWork(for: link.index) {
             for message in messages { write(sealer?.seal(message) ?? message.encoded(), context: context) }
             pieces += 1
+            context.flush() // each piece at once: an anchor does not wait while the audio after it is taken
         }
-        guard pieces > 0 else { return }
         if pieces == Self.piecesPerTurn { schedulePump(context: context) } // more may wait
-        context.flush()
     }
 
     /// Queues a turn of `pump` on the event loop, once.
