@@ -233,8 +233,8 @@ struct SpeakerOutageTests {
         #expect(sender.output.contains("reconnecting") && sender.output.contains("resuming after frame"), "\(sender.output)")
         let played = try RampAudio.played(wav: speaker.outputPath)
         let piece = try #require(played.pieces.first, "nothing played")
-        #expect(played.pieces.count == 1 && piece.isContinuous(tolerance: 2), "a gap, a jump or a repeat: \(played)")
-        #expect(abs(piece.count - (Int(seconds * 44_100) - 1)) <= 45 + RampAudio.resamplingAllowance(piece.count), "\(played)")
+        #expect(played.pieces.count == 1 && piece.isContinuous(tolerance: 2), "a gap, a jump or a repeat: \(played)\n\(speaker.output)")
+        #expect(abs(piece.count - (Int(seconds * 44_100) - 1)) <= 45 + RampAudio.resamplingAllowance(piece.count), "\(played)\n\(speaker.output)")
     }
 }
 

@@ -61,6 +61,9 @@ final class ClockRequester: Sendable {
         thread.stop(waiting: true)
     }
 
+    /// How often a clock not yet good is warned of (ns).
+    static let poorClockWarningInterval: UInt64 = 5_000_000_000
+
     private func run(_ thread: RouteThread) {
         var generation = 0
         var socket: PosixSocket?
@@ -72,6 +75,9 @@ final class ClockRequester: Sendable {
         var untaggedReplies = 0
         /// When the clock estimate is next logged (once a second, at debug level).
         var nextLog: UInt64 = 0
+        /// Replies taken from this target, whether its clock was said to be good, and when a
+        /// clock still not good is next warned of: a speaker that waits long for its clock is silent.
+        var replies = 0, isGoodReported = false, nextPoorWarning: UInt64 = 0
         while !thread.shouldStop {
             let (wanted, wantedGeneration) = target.withLock { $0 }
             if wantedGeneration != generation {
@@ -80,6 +86,7 @@ final class ClockRequester: Sendable {
                 nextRequest = HostClock.now()
                 targetSince = nextRequest
                 socket = nil
+                (replies, isGoodReported, nextPoorWarning) = (0, false, targetSince + Self.poorClockWarningInterval)
                 if let wanted {
                     do {
                         let opened = try PosixSocket.connectedDatagramSocket(host: wanted.host, port: wanted.port)
@@ -97,6 +104,11 @@ final class ClockRequester: Sendable {
                 continue
             }
             let t1 = HostClock.now()
+            if !isGoodReported && t1 >= nextPoorWarning, let wanted {
+                nextPoorWarning += Self.poorClockWarningInterval
+                let estimate = session.withLock { $0.clock.estimate }
+                logger.warning("speaker: no good clock yet, \((t1 - targetSince) / 1_000_000_000) s after asking \(wanted.host):\(wanted.port): \(replies) replies, \(estimate.map { "± \($0.uncertainty / 1_000) µs" } ?? "no estimate")")
+            }
             if t1 >= nextRequest {
                 sequence &+= 1
                 outstanding[sequence] = t1
@@ -131,9 +143,15 @@ final class ClockRequester: Sendable {
             }
             untaggedReplies = 0
             outstanding.removeValue(forKey: reply.sequence)
+            replies += 1
             let state = session.withLock { session in
                 session.receiveClockReply(reply, at: datagram.receivedAt)
-                return (session.clock.estimate, session.clock.isRateKnown, session.rateCorrection)
+                return (session.clock.estimate, session.clock.isRateKnown, session.rateCorrection, session.clock.isGood)
+            }
+            if state.3 && !isGoodReported {
+                isGoodReported = true
+                let seconds = Double(datagram.receivedAt &- targetSince) / 1e9
+                logger.log(level: seconds < 2 ? .debug : .info, "speaker: clock good after \(String(format: "%.2f", seconds)) s and \(replies) replies, ± \((state.0?.uncertainty ?? 0) / 1_000) µs")
             }
             if datagram.receivedAt >= nextLog, let estimate = state.0 {
                 nextLog = datagram.receivedAt + 1_000_000_000
