@@ -81,10 +81,10 @@ import Testing
         Thread.sleep(forTimeInterval: 0.5)
         speaker.stop()
 
-        let played = try RampAudio.played(wav: speaker.outputPath)
+        let played = try RampAudio.played(wav: speaker.outputPath).splitAtJumps()
         // Three pieces: to the pause, from the pause to the seek, from the seek (a jump back to
         // frame 22,050) to the end. The pause is a silence of a second, the seek one of a few
-        // milliseconds (the player pauses while it decodes the new place).
+        // milliseconds (the player pauses while it decodes the new place) or none.
         #expect(played.pieces.count == 3 && played.pieces.allSatisfy { $0.isContinuous(tolerance: 2) }, "\(played)")
         guard played.pieces.count == 3 else { return }
         #expect((40_000...60_000).contains(played.silenceLengths[0]) && played.silenceLengths[1] < 4_410, "\(played)")

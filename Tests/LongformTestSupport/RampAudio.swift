@@ -65,6 +65,24 @@ public enum RampAudio {
         public var silenceLengths: [Int]
 
         public var description: String { "pieces \(pieces), silences \(silenceLengths)" }
+
+        /// The same, with each piece also split where the ramp jumps (a seek heard without a
+        /// silence before it), a silence of 0 frames between the two parts.
+        public func splitAtJumps() -> Played {
+            var split = Played(pieces: [], silenceLengths: [])
+            for (index, piece) in pieces.enumerated() {
+                if index > 0 { split.silenceLengths.append(silenceLengths[index - 1]) }
+                var rest = piece
+                while let jump = rest.firstBadStep {
+                    split.pieces.append(Piece(values: Array(rest.values[..<jump]), firstBadStep: nil))
+                    split.silenceLengths.append(0)
+                    let tail = Array(rest.values[jump...])
+                    rest = Piece(values: tail, firstBadStep: RampAudio.firstBadStep(in: tail))
+                }
+                split.pieces.append(rest)
+            }
+            return split
+        }
     }
 
     /// How far `frames` frames played may be from as many frames of the source: 1,000 ppm, the
