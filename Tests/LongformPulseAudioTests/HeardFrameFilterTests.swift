@@ -167,4 +167,36 @@ import Testing
         #expect(given.filter { $0.time < 10 }.allSatisfy { $0.rate == 1 }, "\(given.filter { $0.time < 10 && $0.rate != 1 }.prefix(3))")
         #expect(abs(given.last!.rate - (1 + 7e-6)) < 2e-6, "rate at 30 s: \(given.last!.rate)")
     }
+
+    @Test func aLateReportAloneInTheNewestSlotDoesNotGiveAYoungFitsRate() {
+        // A room's null sink in CI's three-room test, on a loaded host: its reports (frame, host
+        // time in ns, from the first), read ten times a second and after each write. At 2.5 s the
+        // first report of a slot came 326 µs late and the next 277 µs: as the line's newest, they
+        // tilted a young fit to −180 ppm (+24 ppm once the slot's next report came), and the
+        // speaker, placing its writes 2 s ahead by that rate, drifted 30 frames off its room and back.
+        let reports: [(frame: Int64, time: UInt64)] = [
+            (0, 0), (3721, 84377456), (8147, 184737209), (12573, 285101335),
+            (12654, 286935074), (12696, 287880471), (12730, 288653436), (17012, 385773569),
+            (18046, 409200647), (18156, 411686666), (18265, 414157340), (20362, 461717353),
+            (20381, 462163195), (21458, 486658927), (21463, 486673336), (21464, 486695012),
+            (21475, 486945481), (25870, 586610250), (25871, 586626983), (25927, 587900820),
+            (30335, 687856795), (34875, 790800552), (39302, 891180165), (39378, 892901492),
+            (43736, 991718372), (48155, 1091915849), (52600, 1192708459), (57021, 1292956779),
+            (61462, 1393657779), (65918, 1494692169), (66517, 1508276953), (70369, 1595622591),
+            (74825, 1696659652), (79247, 1796931710), (83689, 1897655385), (88131, 1998737005),
+            (92554, 2098673853), (96977, 2198967573), (101420, 2299728861), (105844, 2400029314),
+            (110281, 2501153570), (111277, 2523664509), (114737, 2601682659), (119161, 2701998090),
+            (123624, 2803196929), (128048, 2903514367), (132509, 3004668902), (136964, 3105682259),
+            (141387, 3205973049), (145829, 3306697685), (150253, 3407015113), (154727, 3508457690),
+            (155504, 3526074735), (159151, 3608777126), (163577, 3709130280), (168034, 3810192775),
+            (172479, 3910983373), (176919, 4011663644), (181373, 4112656404), (185796, 4212948203)]
+        var filter = HeardFrameFilter(sampleRate: Self.rate)
+        var given: [(frame: Int64, rate: Double)] = []
+        for report in reports {
+            _ = filter.add(frame: report.frame, heardAt: 1_000_000_000 + report.time)
+            given.append((report.frame, filter.point(near: 0)!.rate))
+        }
+        let offNominal = given.filter { abs($0.rate - 1) > 50e-6 }
+        #expect(offNominal.isEmpty, "rates given: \(offNominal.prefix(5).map { "frame \($0.frame): \(String(format: "%+.1f", ($0.rate - 1) * 1e6)) ppm" })")
+    }
 }

@@ -33,10 +33,13 @@ import LongformCore
 /// and a rate fitted through them was 25 ppm off for 10 s, which a speaker placing a write 2 s ahead
 /// by it heard as 50 µs, each room its own way (at the nominal rate, all rooms on one host err
 /// alike). So the fitted rate is given once the lower half of the reports spans `trustedRateSpan`,
-/// or before, once it is more than `evidentRateDeviation` off the nominal one (a device that far off
-/// misplaces a write 2 s ahead by 200 µs at the nominal rate, and its fit is nearer; at 50 ppm a
-/// young fit of a device on the host's clock now and then passed it, and two of twelve starts of
-/// three such rooms went over 100 µs).
+/// or before, once the fits of two slots in a row are more than `evidentRateDeviation` off the
+/// nominal one on the same side (a device that far off misplaces a write 2 s ahead by 200 µs at
+/// the nominal rate, and its fit is nearer; at 50 ppm a young fit of a device on the host's clock
+/// now and then passed it, and two of twelve starts of three such rooms went over 100 µs). The rate
+/// given is always the fit's as a slot of reports closed: the newest slot's report may yet give way
+/// to a lower one, and one 326 µs late alone in it tilted a young fit to −180 ppm until the next
+/// report came (`closedSlotRates`).
 struct HeardFrameFilter: Sendable {
     /// A report later than this past the line is left out of it (ns).
     static let outlierDistance: Double = 5_000_000
@@ -65,7 +68,7 @@ struct HeardFrameFilter: Sendable {
     static let maximumRateDeviation = 0.001
     /// The fitted rate is given once the lower half of the reports spans this long (seconds)...
     static let trustedRateSpan = 10.0
-    /// ...or before, once it is this far off the nominal one.
+    /// ...or before, once the fits of two slots in a row (as each closed) are this far off the nominal one.
     static let evidentRateDeviation = 100e-6
 
     private let nominalNanosecondsPerFrame: Double
@@ -82,6 +85,9 @@ struct HeardFrameFilter: Sendable {
     private var line: (frame: Int64, time: Double, nanosecondsPerFrame: Double)?
     /// The first of the outlying reports in a row, how many there have been, and the last one's frame.
     private var outliers: (frame: Int64, time: Double, count: Int, lastFrame: Int64)?
+    /// The line's rate (frames per host-clock second over the nominal rate) as each of the last
+    /// two slots of reports closed, nominal until one is fitted: the rates `point(near:)` gives.
+    private var closedSlotRates: (last: Double, previous: Double) = (1, 1)
 
     /// A filter for a device at `sampleRate`.
     init(sampleRate: Int) {
@@ -91,15 +97,17 @@ struct HeardFrameFilter: Sendable {
         trustedRateFrames = Int64(Self.trustedRateSpan * Double(sampleRate))
     }
 
-    /// The line's frame heard nearest `hostTime`, the host time the line gives it and the line's
-    /// rate (the device's frames per host-clock second over the nominal rate), or nil before the
-    /// first report: what a clock set now reads, rather than the report's old point.
+    /// The line's frame heard nearest `hostTime`, the host time the line gives it and the rate
+    /// given (the device's frames per host-clock second over the nominal rate, as the last slot of
+    /// reports closed; see the type's notes), or nil before the first report: what a clock set now
+    /// reads, rather than the report's old point.
     func point(near hostTime: UInt64) -> (frame: Int64, hostTime: UInt64, rate: Double)? {
         guard let line else { return nil }
         let frame = line.frame + Int64(((Double(hostTime) - line.time) / line.nanosecondsPerFrame).rounded())
-        let rate = nominalNanosecondsPerFrame / line.nanosecondsPerFrame
+        let (last, previous) = closedSlotRates
+        let isEvident = abs(last - 1) > Self.evidentRateDeviation && abs(previous - 1) > Self.evidentRateDeviation && (last > 1) == (previous > 1)
         return (frame, UInt64(max(0, (line.time + Double(frame - line.frame) * line.nanosecondsPerFrame).rounded())),
-                isRateTrusted || abs(rate - 1) > Self.evidentRateDeviation ? rate : 1)
+                isRateTrusted || isEvident ? last : 1)
     }
 
     /// Takes the report "`frame` is heard at `hostTime`" and returns the host time the line gives
@@ -133,6 +141,10 @@ struct HeardFrameFilter: Sendable {
             return UInt64(max(0, predicted.rounded()))
         }
         outliers = nil
+        if isRateFitted && frame / minimumSpacingFrames != newest.frame / minimumSpacingFrames {
+            // The newest report's slot closes: the line as it stands is that slot's fit.
+            closedSlotRates = (nominalNanosecondsPerFrame / current.nanosecondsPerFrame, closedSlotRates.last)
+        }
         if reports.count >= 2, frame / minimumSpacingFrames == newest.frame / minimumSpacingFrames {
             // The newest report lies on the line's frame: its distance above the line is its time less the line's.
             guard measured - predicted < newest.time - current.time else { return UInt64(max(0, predicted.rounded())) }
