@@ -108,12 +108,13 @@ def start_figures(windows, trims_end=True):
     repeats (offset jumps between windows), the worst correlation, the windows where a room was
     silent while another played (a late room) and those where a room matched no other (below
     `MATCHED`: stretched, or further off than the search reaches). With `trims_end`, windows at
-    the end with a room silent are left out (the bench stopped the rooms one after the other)."""
+    the end with a room silent are left out (the bench stopped the rooms one after the other).
+    `worst_window` is the index in `windows` (100 ms each from the first sound) of the worst one."""
     offsets, correlations, jumps, silent, unmatched = [], [], 0, 0, 0
-    previous = None
+    previous, worst_window = None, None
     while trims_end and windows and any(value is None for value in windows[-1]):
         windows = windows[:-1]
-    for row in windows:
+    for index, row in enumerate(windows):
         if any(value is None for value in row):
             silent += 1
             previous = None
@@ -126,6 +127,8 @@ def start_figures(windows, trims_end=True):
         pair = [value[0] for value in row]
         # Between any two rooms: each against a, and b against c.
         spread = max(abs(pair[0]), abs(pair[1]), abs(pair[0] - pair[1]))
+        if not offsets or spread > max(offsets):
+            worst_window = index
         offsets.append(spread)
         if previous is not None and max(abs(now - before) for now, before in zip(pair, previous)) > JUMP_US:
             jumps += 1
@@ -134,7 +137,8 @@ def start_figures(windows, trims_end=True):
             "worst_us": round(max(offsets), 1) if offsets else None,
             "median_us": round(statistics.median(offsets), 1) if offsets else None,
             "jumps": jumps, "worst_correlation": round(min(correlations), 6) if correlations else None,
-            "first_second_worst_us": round(max(offsets[:10]), 1) if offsets else None}
+            "first_second_worst_us": round(max(offsets[:10]), 1) if offsets else None,
+            "worst_window": worst_window}
 
 
 class RoomRecording:
@@ -195,7 +199,7 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0)):
             os.remove(path)
             runs.append(figures)
             print(f"speakers, start {index + 1} of {starts}: {figures['windows']} matched windows of 100 ms "
-                  f"({figures['silent_windows']} with a room silent, {figures['unmatched_windows']} unmatched); worst {figures['worst_us']} µs, first second's worst "
+                  f"({figures['silent_windows']} with a room silent, {figures['unmatched_windows']} unmatched); worst {figures['worst_us']} µs (window {figures['worst_window']}), first second's worst "
                   f"{figures['first_second_worst_us']} µs, median {figures['median_us']} µs, {figures['jumps']} jumps, "
                   f"worst correlation {figures['worst_correlation']}", flush=True)
     finally:
