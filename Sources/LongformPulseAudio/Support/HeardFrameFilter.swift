@@ -141,11 +141,12 @@ struct HeardFrameFilter: Sendable {
             return UInt64(max(0, predicted.rounded()))
         }
         outliers = nil
-        if isRateFitted && frame / minimumSpacingFrames != newest.frame / minimumSpacingFrames {
+        let isInNewestSlot = frame / minimumSpacingFrames == newest.frame / minimumSpacingFrames
+        if isRateFitted && !isInNewestSlot {
             // The newest report's slot closes: the line as it stands is that slot's fit.
             closedSlotRates = (nominalNanosecondsPerFrame / current.nanosecondsPerFrame, closedSlotRates.last)
         }
-        if reports.count >= 2, frame / minimumSpacingFrames == newest.frame / minimumSpacingFrames {
+        if reports.count >= 2, isInNewestSlot {
             // The newest report lies on the line's frame: its distance above the line is its time less the line's.
             guard measured - predicted < newest.time - current.time else { return UInt64(max(0, predicted.rounded())) }
             reports.removeLast()
