@@ -110,8 +110,8 @@ def start_figures(windows, trims_end=True):
     `MATCHED`: stretched, or further off than the search reaches). With `trims_end`, windows at
     the end with a room silent are left out (the bench stopped the rooms one after the other).
     `worst_window` is the index in `windows` (100 ms each from the first sound) of the worst one."""
-    offsets, correlations, jumps, silent, unmatched = [], [], 0, 0, 0
-    previous, worst_window = None, None
+    offsets, offset_windows, correlations, jumps, silent, unmatched = [], [], [], 0, 0, 0
+    previous = None
     while trims_end and windows and any(value is None for value in windows[-1]):
         windows = windows[:-1]
     for index, row in enumerate(windows):
@@ -127,9 +127,8 @@ def start_figures(windows, trims_end=True):
         pair = [value[0] for value in row]
         # Between any two rooms: each against a, and b against c.
         spread = max(abs(pair[0]), abs(pair[1]), abs(pair[0] - pair[1]))
-        if not offsets or spread > max(offsets):
-            worst_window = index
         offsets.append(spread)
+        offset_windows.append(index)
         if previous is not None and max(abs(now - before) for now, before in zip(pair, previous)) > JUMP_US:
             jumps += 1
         previous = pair
@@ -138,7 +137,7 @@ def start_figures(windows, trims_end=True):
             "median_us": round(statistics.median(offsets), 1) if offsets else None,
             "jumps": jumps, "worst_correlation": round(min(correlations), 6) if correlations else None,
             "first_second_worst_us": round(max(offsets[:10]), 1) if offsets else None,
-            "worst_window": worst_window}
+            "worst_window": offset_windows[offsets.index(max(offsets))] if offsets else None}
 
 
 class RoomRecording:
