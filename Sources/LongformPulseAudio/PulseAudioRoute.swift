@@ -7,14 +7,16 @@ import LongformRoutes
 
 /// Plays to a PulseAudio server (or PipeWire's pulse server), to its default sink or a named one.
 ///
-/// The server holds a large buffer (`bufferDuration`, 2 s) that the route fills in large writes
-/// (1 s), so that it wakes up about once a second; its sink renders only a little of it ahead
-/// (`sinkLatency`). The route can still take that buffer back: a rewind flushes the stream and
-/// writes again from just behind the frame heard (what comes before the frame the rewind asked
-/// for, from its copy of what it wrote), so that a pause, a seek or an edit is heard within
-/// milliseconds; its `flushBehavior` says whether the stream stops meanwhile. The clock is the
-/// server's own account of the frame heard now (the stream's read position less the sink's
-/// latency).
+/// The server holds a large buffer (`bufferDuration`: two writes, and the sink's latency twice)
+/// that the route fills in large writes (`writeDuration`, 1 s), so that it wakes up about once a
+/// second; its sink renders only a little of it ahead (`sinkLatency`). A route that keeps time
+/// writes a quarter second at a time: its clock places each write about half a second ahead by
+/// the device's rate, and the shorter that reach, the less an error in the rate moves what is
+/// heard. The route can still take that buffer back: a rewind flushes the stream and writes again
+/// from just behind the frame heard (what comes before the frame the rewind asked for, from its
+/// copy of what it wrote), so that a pause, a seek or an edit is heard within milliseconds; its
+/// `flushBehavior` says whether the stream stops meanwhile. The clock is the server's own account
+/// of the frame heard now (the stream's read position less the sink's latency).
 public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
     /// What a flush keeps: every frame, or each frame's time.
     public enum FlushBehavior: Sendable {
@@ -50,17 +52,20 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
     private let logger = Logger(label: LogLabel.route)
     private let connection = LockedValue<PulseStream?>(nil)
 
-    /// A route to `sink` (nil: the default sink).
+    /// A route to `sink` (nil: the default sink), writing `writeDuration` seconds at a time (nil:
+    /// 1 s, or 0.25 s for a route that `keepsTime`).
     public init(sink: String? = nil, sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 4,
-                writeDuration: Double = 1, sinkLatency: Double = 0.025, flushBehavior: FlushBehavior = .keepsEveryFrame) {
+                writeDuration: Double? = nil, sinkLatency: Double = 0.025, flushBehavior: FlushBehavior = .keepsEveryFrame) {
         self.sink = sink
         self.flushBehavior = flushBehavior
         self.name = sink.map { "pulse:" + $0 } ?? "pulse"
         self.format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
-        // Well past what the server holds, so that the route finds audio queued when it writes.
-        self.writeDuration = writeDuration
+        // A speaker's rooms on one null sink, a room joining: placed 2 s ahead (1 s writes), it
+        // played up to 450 µs off the others until its device's rate was known; 0.5 s ahead, 55 µs.
+        self.writeDuration = writeDuration ?? (flushBehavior == .keepsTime ? 0.25 : 1)
         self.sinkLatency = sinkLatency
-        self.bufferDuration = 2 * (writeDuration + sinkLatency)
+        self.bufferDuration = 2 * (self.writeDuration + sinkLatency)
+        // Well past what the server holds, so that the route finds audio queued when it writes.
         self.preferredLookAhead = max(lookAhead, bufferDuration + 2)
         // Where a flush lets the next write start depends on the sink (a few milliseconds past the
         // frame heard on a null sink); the route starts from 20 ms and learns it from each flush.

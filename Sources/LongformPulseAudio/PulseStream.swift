@@ -24,19 +24,13 @@ final class PulseStream: @unchecked Sendable {
     private var isCorked: Bool // guarded by the mainloop lock
     /// Timing reports not yet taken, oldest first.
     private var pendingReports: [(frame: Int64, hostTime: UInt64)] = [] // guarded by the mainloop lock
-    /// Asks for timing reports while a stream that plays through flushes plays: every
-    /// `startingReportInterval` for its first `startingReportCount` reports, then every
-    /// `reportInterval` (a stream that stops at flushes has one with each write).
+    /// Asks for timing reports every `reportInterval` while a stream that plays through flushes
+    /// plays (a stream that stops at flushes has one with each write).
     private var reportTimer: OpaquePointer?
-    /// Timing reports asked for by the timer so far.
-    private var reportsAsked = 0 // guarded by the mainloop lock
-    /// Microseconds between two timing reports asked for while the route's clock settles.
-    static let startingReportInterval: pa_usec_t = 100_000
-    /// Reports asked for at the starting interval: 30 s's worth.
-    static let startingReportCount = 300
-    /// Microseconds between two timing reports asked for after that: the filter keeps one report
-    /// per half second (the lowest), and one a second came with the writes already.
-    static let reportInterval: pa_usec_t = 500_000
+    /// Microseconds between two timing reports asked for: the filter keeps the lowest of each
+    /// half second and fits the last ten seconds', so it needs them this often all along (with a
+    /// minute's window, only for a stream's first 30 s).
+    static let reportInterval: pa_usec_t = 100_000
     /// Reports kept for the route at most: ten seconds' worth.
     static let maximumPendingReports = 100
 
@@ -118,7 +112,7 @@ final class PulseStream: @unchecked Sendable {
             Unmanaged<PulseStream>.fromOpaque(userdata)._withUnsafeGuaranteedRef { $0.keepTimingReport() }
         }, this)
         if playsThroughFlushes {
-            reportTimer = pa_context_rttime_new(context, pa_rtclock_now() + Self.startingReportInterval, { _, event, _, userdata in
+            reportTimer = pa_context_rttime_new(context, pa_rtclock_now() + Self.reportInterval, { _, event, _, userdata in
                 guard let userdata else { return }
                 Unmanaged<PulseStream>.fromOpaque(userdata)._withUnsafeGuaranteedRef { $0.askForTimingReport(restarting: event) }
             }, this)
@@ -265,9 +259,8 @@ final class PulseStream: @unchecked Sendable {
     /// microseconds, where one a second (with each write) left a room's line tens of microseconds
     /// from another's, and their rates as many ppm apart, for their first 20 s.
     private func askForTimingReport(restarting event: OpaquePointer?) {
-        if let stream, !isCorked, pa_stream_get_state(stream) == PA_STREAM_READY, askForTimingReport() { reportsAsked += 1 }
-        let interval = reportsAsked < Self.startingReportCount ? Self.startingReportInterval : Self.reportInterval
-        if let context, let event { pa_context_rttime_restart(context, event, pa_rtclock_now() + interval) }
+        if let stream, !isCorked, pa_stream_get_state(stream) == PA_STREAM_READY { _ = askForTimingReport() }
+        if let context, let event { pa_context_rttime_restart(context, event, pa_rtclock_now() + Self.reportInterval) }
     }
 
     /// Keeps the timing report that just came (in the mainloop, lock held).

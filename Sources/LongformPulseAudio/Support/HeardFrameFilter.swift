@@ -6,11 +6,15 @@ import LongformCore
 /// A report is late, never early: PulseAudio finds the frame heard in its I/O thread and stamps the
 /// time once the answer is back in its main thread, tens of microseconds later, and now and then
 /// milliseconds on a loaded host. So the truth is the reports' lower edge, not their mean. The line
-/// is a least-squares fit to the lower half of the last minute's reports (the half chosen about the
-/// fit before, until it settles), so that it follows the device's own rate (a null sink ran 7 ppm
-/// off the host clock) and no late report moves it. It lies a few microseconds above the edge
-/// itself (at about the lateness's lower quartile), alike for streams that read their reports as
-/// often. A delay-locked loop did this before: every late report moved its line, so a stereo pair
+/// is a least-squares fit to the lower half of the last `window` of reports (the half chosen about
+/// the fit before, until it settles), so that it follows the device's own rate (null sinks ran 7
+/// to 50 ppm fast against the host clock) and no late report moves it. Ten seconds, not a minute:
+/// a null sink's rate moved by 20 to 45 ppm for tens of seconds at a time as streams started,
+/// flushed or paused on it, and three rooms on one sink, fitted over a minute, played up to 370 µs
+/// apart after one of them joined (its young fit had the new rate, the others' a mix); over ten
+/// seconds every room's line rests on the same recent reports. It lies a few microseconds above
+/// the edge itself (at about the lateness's lower quartile), alike for streams that read their
+/// reports as often. A delay-locked loop did this before: every late report moved its line, so a stereo pair
 /// on one sink wandered ±40 µs apart, and one report 0.8 ms late in the loop's quick first 20 s
 /// moved them 0.8 ms apart (commit 49ac25c).
 ///
@@ -21,8 +25,8 @@ import LongformCore
 /// apart throughout; not traced, and not seen in the run after it took three). The line starts again
 /// only where `confirmingReports` such reports in a row agree with one another (the device did
 /// move: an underrun, or heard earlier). A smaller move later is followed as the reports before it
-/// leave the window, within a minute, the line tilting by up to the move meanwhile (a run of late
-/// reports on a loaded host must not move it).
+/// leave the window, the line tilting by up to the move meanwhile (a run of late reports on a
+/// loaded host must not move it).
 ///
 /// Until a rate is fitted, the device may be off its nominal rate by as much as
 /// `maximumRateDeviation` (a speaker's clock on another crystal), and a report may be early by that
@@ -32,7 +36,8 @@ import LongformCore
 /// reports sit high (on a null sink, 80 µs above the line at first, 40 µs at 2 s, on it from 3 s),
 /// and a rate fitted through them was 25 ppm off for 10 s, which a speaker placing a write 2 s ahead
 /// by it heard as 50 µs, each room its own way (at the nominal rate, all rooms on one host err
-/// alike). So the fitted rate is given once the lower half of the reports spans `trustedRateSpan`,
+/// alike). So the fitted rate is given once the lower half of the reports spans `trustedRateSpan`
+/// (4 s: the lower half of the window spans little more than half of it),
 /// or before, once the fits of two slots in a row are more than `evidentRateDeviation` off the
 /// nominal one on the same side (a device that far off misplaces a write 2 s ahead by 200 µs at
 /// the nominal rate, and its fit is nearer; at 50 ppm a young fit of a device on the host's clock
@@ -51,10 +56,13 @@ struct HeardFrameFilter: Sendable {
     /// Outlying reports in a row, each within `confirmingDistance` of the first's line at the
     /// nominal rate, that start the line again at the last of them.
     static let confirmingReports = 3
-    /// Reports older than this are forgotten (ns): long enough that its lower half spans it, short
-    /// enough to follow a device whose rate wanders with its temperature.
-    static let window: Double = 60_000_000_000
-    /// The most reports kept: at least half a second apart, the window holds at most 120.
+    /// Reports older than this are forgotten (ns), as long as `minimumReports` stay: long enough
+    /// that its lower half fits a rate to a few ppm, short enough to follow one that moves (see
+    /// the type's notes).
+    static let window: Double = 10_000_000_000
+    /// The fewest reports kept, however old: a route that reads a report a second keeps 20 s.
+    static let minimumReports = 20
+    /// The most reports kept: at least half a second apart, the window holds at most 21.
     static let maximumReports = 128
     /// Of the reports in one slot of this long (seconds), the lowest is kept: a route writing in
     /// short pieces reads one after each, and would fill the reports with a few seconds' worth.
@@ -67,7 +75,7 @@ struct HeardFrameFilter: Sendable {
     /// The most the rate may differ from the nominal one (a device clock is off by tens of ppm).
     static let maximumRateDeviation = 0.001
     /// The fitted rate is given once the lower half of the reports spans this long (seconds)...
-    static let trustedRateSpan = 10.0
+    static let trustedRateSpan = 4.0
     /// ...or before, once the fits of two slots in a row (as each closed) are this far off the nominal one.
     static let evidentRateDeviation = 100e-6
 
@@ -122,7 +130,7 @@ struct HeardFrameFilter: Sendable {
         if frame == newest.frame { return UInt64(max(0, predicted.rounded())) }
         // Reports are never early: one this far before the line is the device heard earlier now,
         // once the next agree (fitted on, the lower half would mix the reports before and after and
-        // tilt the line by as much as the move for half a minute), or else a bogus one (a report
+        // tilt the line by as much as the move for seconds), or else a bogus one (a report
         // just after a flush at a stream's start came 1.6 ms early), left out.
         // Before a rate is fitted, the line may be off by as much as a device can be off its rate.
         let rateSlack = isRateFitted ? 0 : Self.maximumRateDeviation * Double(frame - (reports.first?.frame ?? frame)) * nominalNanosecondsPerFrame
@@ -152,7 +160,7 @@ struct HeardFrameFilter: Sendable {
             reports.removeLast()
         }
         reports.append((frame, measured))
-        let tooOld = reports.prefix { measured - $0.time > Self.window }.count
+        let tooOld = min(reports.prefix { measured - $0.time > Self.window }.count, max(0, reports.count - Self.minimumReports))
         reports.removeFirst(max(tooOld, reports.count - Self.maximumReports))
         let fitted = Self.fit(reports, nanosecondsPerFrame: current.nanosecondsPerFrame, isRateFitted: isRateFitted, nominal: nominalNanosecondsPerFrame,
                               minimumRateFrames: minimumRateFrames)
