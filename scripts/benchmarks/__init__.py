@@ -29,7 +29,7 @@
    (cross-correlation peak, refined to a fraction of a sample), with the correlation at that
    offset (an exact copy correlates at 1; a stretched one does not). Per start: the worst window,
    the jumps between windows (skips or repeats), the windows where a room was silent while
-   another played. No peer yet (Snapcast's three clients are to come).
+   another played, and the worst window and jumps after the first 5 s. No peer yet (Snapcast's three clients are to come).
 7b. Speakers after what a listener does: the same three rooms fed by `longform serve` playing the
    ten tracks; `--events` rounds (20) of a seek, a skip, an edit (the item playing removed), a
    pause and resume, and a join (one room's speaker stopped and started again on its port), in

@@ -18,6 +18,7 @@ REACH = RATE // 5       # lags up to 200 ms either way: a room that started 80 m
 MATCHED = 0.9           # a window whose best correlation is below this is unmatched: no offset is read from it
 AUDIBLE = 100           # a sample above this (16-bit) is sound; a window quieter than 50 rms is silence
 JUMP_US = 50            # a change of offset between two windows beyond this is a skip or a repeat
+SETTLING_WINDOWS = 50   # the first 5 s: rooms on skewed clocks have until then to come within 100 µs
 
 
 def room_modules():
@@ -109,8 +110,9 @@ def start_figures(windows, trims_end=True):
     silent while another played (a late room) and those where a room matched no other (below
     `MATCHED`: stretched, or further off than the search reaches). With `trims_end`, windows at
     the end with a room silent are left out (the bench stopped the rooms one after the other).
-    `worst_window` is the index in `windows` (100 ms each from the first sound) of the worst one."""
-    offsets, offset_windows, correlations, jumps, silent, unmatched = [], [], [], 0, 0, 0
+    `worst_window` is the index in `windows` (100 ms each from the first sound) of the worst one;
+    `after_5s_worst_us` and `after_5s_jumps` are those of the windows after the first 5 s."""
+    offsets, offset_windows, correlations, jump_windows, silent, unmatched = [], [], [], [], 0, 0
     previous = None
     while trims_end and windows and any(value is None for value in windows[-1]):
         windows = windows[:-1]
@@ -130,14 +132,17 @@ def start_figures(windows, trims_end=True):
         offsets.append(spread)
         offset_windows.append(index)
         if previous is not None and max(abs(now - before) for now, before in zip(pair, previous)) > JUMP_US:
-            jumps += 1
+            jump_windows.append(index)
         previous = pair
+    later = [offset for offset, index in zip(offsets, offset_windows) if index >= SETTLING_WINDOWS]
     return {"windows": len(offsets), "silent_windows": silent, "unmatched_windows": unmatched,
             "worst_us": round(max(offsets), 1) if offsets else None,
             "median_us": round(statistics.median(offsets), 1) if offsets else None,
-            "jumps": jumps, "worst_correlation": round(min(correlations), 6) if correlations else None,
+            "jumps": len(jump_windows), "worst_correlation": round(min(correlations), 6) if correlations else None,
             "first_second_worst_us": round(max(offsets[:10]), 1) if offsets else None,
-            "worst_window": offset_windows[offsets.index(max(offsets))] if offsets else None}
+            "worst_window": offset_windows[offsets.index(max(offsets))] if offsets else None,
+            "after_5s_worst_us": round(max(later), 1) if later else None,
+            "after_5s_jumps": sum(index >= SETTLING_WINDOWS for index in jump_windows)}
 
 
 class RoomRecording:
@@ -199,8 +204,8 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0)):
             runs.append(figures)
             print(f"speakers, start {index + 1} of {starts}: {figures['windows']} matched windows of 100 ms "
                   f"({figures['silent_windows']} with a room silent, {figures['unmatched_windows']} unmatched); worst {figures['worst_us']} µs (window {figures['worst_window']}), first second's worst "
-                  f"{figures['first_second_worst_us']} µs, median {figures['median_us']} µs, {figures['jumps']} jumps, "
-                  f"worst correlation {figures['worst_correlation']}", flush=True)
+                  f"{figures['first_second_worst_us']} µs, after 5 s {figures['after_5s_worst_us']} µs, median {figures['median_us']} µs, "
+                  f"{figures['jumps']} jumps ({figures['after_5s_jumps']} after 5 s), worst correlation {figures['worst_correlation']}", flush=True)
     finally:
         server.kill()
         server.wait()
@@ -212,11 +217,13 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0)):
               "p90_of_worst_us": round(percentile(worst, 0.9), 1) if worst else None,
               "starts_over_100_us": sum(value > 100 for value in worst),
               "jumps": sum(run["jumps"] for run in runs),
+              "after_5s_worst_us": max((run["after_5s_worst_us"] for run in measured if run["after_5s_worst_us"] is not None), default=None),
+              "after_5s_jumps": sum(run["after_5s_jumps"] for run in runs),
               "worst_correlation": min((run["worst_correlation"] for run in measured), default=None),
               "silent_windows": sum(run["silent_windows"] for run in runs),
               "unmatched_windows": sum(run["unmatched_windows"] for run in runs)}
     print(f"speakers from the first frame, {starts} starts of three rooms (clocks {', '.join(f'{skew:+g}' for skew in skews)} ppm): each start's worst window median {result['median_of_worst_us']} µs, "
-          f"p90 {result['p90_of_worst_us']} µs, worst {result['worst_us']} µs; {result['starts_over_100_us']} starts over 100 µs, "
+          f"p90 {result['p90_of_worst_us']} µs, worst {result['worst_us']} µs (after 5 s {result['after_5s_worst_us']} µs, {result['after_5s_jumps']} jumps); {result['starts_over_100_us']} starts over 100 µs, "
           f"{result['jumps']} jumps, {result['unmatched_windows']} windows unmatched, {result['silent_windows']} with a room silent, worst correlation {result['worst_correlation']} (goal: every window within 100 µs, no jump, "
           f"correlation ≥ 0.9999)", flush=True)
     return result
