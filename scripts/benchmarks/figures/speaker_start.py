@@ -19,6 +19,8 @@ MATCHED = 0.9           # a window whose best correlation is below this is unmat
 AUDIBLE = 100           # a sample above this (16-bit) is sound; a window quieter than 50 rms is silence
 JUMP_US = 50            # a change of offset between two windows beyond this is a skip or a repeat
 SETTLING_WINDOWS = 50   # the first 5 s: rooms on skewed clocks have until then to come within 100 µs
+EDGE_FRAMES = 2         # rooms that start or stop sounding this close together (45 µs) do so together
+SHARED_SILENCE = "shared silence"  # a window both rooms are silent in a part of, together: not measured
 
 
 def room_modules():
@@ -47,9 +49,30 @@ def is_audible(room, begin):
     return bool(numpy.std(room[begin:begin + WINDOW]) >= 50)
 
 
+def audible_quarters(room, begin):
+    """Whether each quarter of the window from `begin` is sound (rms over 50)."""
+    import numpy
+    quarter = WINDOW // 4
+    return tuple(bool(numpy.std(room[begin + index * quarter:begin + (index + 1) * quarter]) >= 50) for index in range(4))
+
+
+def edges_agree(reference, other, quarters):
+    """Whether two rooms, silent in the same quarters of a window (`reference` and `other` its
+    samples), start and stop sounding within `EDGE_FRAMES` of each other there."""
+    import numpy
+    loud = [numpy.nonzero(numpy.abs(samples) > AUDIBLE)[0] for samples in (reference, other)]
+    if any(len(frames) == 0 for frames in loud):
+        return False
+    starts, stops = [frames[0] for frames in loud], [frames[-1] for frames in loud]
+    return (quarters[0] or abs(starts[0] - starts[1]) <= EDGE_FRAMES) and (quarters[-1] or abs(stops[0] - stops[1]) <= EDGE_FRAMES)
+
+
 def window_row(rooms, begin):
     """Each other room's offset against room a in the window from `begin` (µs, positive: later)
-    and the normalised correlation at that lag, or None where either room is silent."""
+    and the normalised correlation at that lag; None where either room is silent, or silent in a
+    part of it where the other plays; `SHARED_SILENCE` where both are silent in the same part and
+    start or stop sounding together (a start, a pause, a resume: the correlation of a window
+    mostly silent peaks anywhere, as far as the search reaches)."""
     import numpy
     reference = rooms[0][begin:begin + WINDOW]
     row = []
@@ -58,18 +81,24 @@ def window_row(rooms, begin):
         if not is_audible(rooms[0], begin) or not is_audible(other, begin):
             row.append(None)
             continue
+        quarters = audible_quarters(rooms[0], begin)
+        if not all(quarters) or not all(audible_quarters(other, begin)):
+            same = quarters == audible_quarters(other, begin) and edges_agree(reference, other[begin:begin + WINDOW], quarters)
+            row.append(SHARED_SILENCE if same else None)
+            continue
         # Whitened (GCC-PHAT): the music's chords repeat every 36 ms, and a plain correlation
         # peaks nearly as high a half-period off; with every frequency weighed alike the
         # noise in the music decides.
         size = 1 << (len(segment) + len(reference)).bit_length()
         cross = numpy.fft.rfft(segment, size) * numpy.conj(numpy.fft.rfft(reference, size))
         correlation = numpy.fft.irfft(cross / numpy.maximum(numpy.abs(cross), 1e-9), size)[:2 * REACH + 1]
-        peak = int(numpy.argmax(correlation))
-        fraction = 0.0
-        if 0 < peak < 2 * REACH:
-            y0, y1, y2 = correlation[peak - 1], correlation[peak], correlation[peak + 1]
-            curvature = y0 - 2 * y1 + y2
-            fraction = 0.5 * (y0 - y2) / curvature if curvature else 0.0
+        # A lag at either end of the search is not a peak (the correlation rises past it), and a
+        # track whose chords repeat every 18.2 ms repeats them 11 times in 200 ms: its windows
+        # now and then peaked there, at the edge. The highest peak inside.
+        peak = 1 + int(numpy.argmax(correlation[1:-1]))
+        y0, y1, y2 = correlation[peak - 1], correlation[peak], correlation[peak + 1]
+        curvature = y0 - 2 * y1 + y2
+        fraction = 0.5 * (y0 - y2) / curvature if curvature else 0.0
         # The other room moved back by the whole lag and by a fraction (a phase ramp), the
         # fraction refined to the best correlation: an exact copy then correlates at 1 whatever
         # its offset, a stretched one does not.
@@ -119,6 +148,9 @@ def start_figures(windows, trims_end=True):
     for index, row in enumerate(windows):
         if any(value is None for value in row):
             silent += 1
+            previous = None
+            continue
+        if any(value == SHARED_SILENCE for value in row):
             previous = None
             continue
         correlations.append(min(value[1] for value in row))
