@@ -14,9 +14,9 @@ import LongformCore
 /// apart after one of them joined (its young fit had the new rate, the others' a mix); over ten
 /// seconds every room's line rests on the same recent reports. It lies a few microseconds above
 /// the edge itself (at about the lateness's lower quartile), alike for streams that read their
-/// reports as often. A delay-locked loop did this before: every late report moved its line, so a stereo pair
-/// on one sink wandered ±40 µs apart, and one report 0.8 ms late in the loop's quick first 20 s
-/// moved them 0.8 ms apart (commit 49ac25c).
+/// reports as often. A delay-locked loop did this before: every late report moved its line, so a
+/// stereo pair on one sink wandered ±40 µs apart, and one report 0.8 ms late in the loop's quick
+/// first 20 s moved them 0.8 ms apart (commit 49ac25c).
 ///
 /// A report more than 5 ms late or 0.3 ms early is left out. On a loaded host (a speaker being
 /// filled at 90× real time) single reports came that late, and a line started again at one of them
@@ -37,10 +37,10 @@ import LongformCore
 /// and a rate fitted through them was 25 ppm off for 10 s, which a speaker placing a write 2 s ahead
 /// by it heard as 50 µs, each room its own way (at the nominal rate, all rooms on one host err
 /// alike). So the fitted rate is given once the lower half of the reports spans `trustedRateSpan`
-/// (4 s: the lower half of the window spans little more than half of it),
-/// or before, once the fits of two slots in a row are more than `evidentRateDeviation` off the
-/// nominal one on the same side (a device that far off misplaces a write 2 s ahead by 200 µs at
-/// the nominal rate, and its fit is nearer; at 50 ppm a young fit of a device on the host's clock
+/// (4 s: the lower half of a full window's reports spans about half of it or more), or before,
+/// once the fits of two slots in a row are more than `evidentRateDeviation` off the nominal one
+/// on the same side (a device that far off misplaces a write 2 s ahead by 200 µs at the nominal
+/// rate, and its fit is nearer; at 50 ppm a young fit of a device on the host's clock
 /// now and then passed it, and two of twelve starts of three such rooms went over 100 µs). The rate
 /// given is always the fit's as a slot of reports closed: the newest slot's report may yet give way
 /// to a lower one, and one 326 µs late alone in it tilted a young fit to −180 ppm until the next
