@@ -90,8 +90,8 @@ final class PulseStream: @unchecked Sendable {
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: bytes(2 * (requestSeconds + sinkLatencySeconds)),
                                         prebuf: playsThroughFlushes ? 0 : UInt32(frameBytes),
                                         minreq: bytes(requestSeconds), fragsize: UInt32.max)
-        // Timing is asked for with each write and, playing through flushes, ten times a second at
-        // first, then twice (see `askForTimingReport`).
+        // Timing is asked for with each write and, playing through flushes, ten times a second
+        // (see `askForTimingReport`).
         // Playing through flushes, corked until the first write (see `send`): uncorked, the stream
         // would play silence meanwhile, and the first write would land behind its read index.
         let corked = playsThroughFlushes ? PA_STREAM_START_CORKED.rawValue : 0
@@ -210,12 +210,10 @@ final class PulseStream: @unchecked Sendable {
     }
 
     /// Asks for a timing report that nobody waits for (with the lock held): it reaches the route
-    /// through `keepTimingReport`. False when it could not be asked for.
-    @discardableResult
-    private func askForTimingReport() -> Bool {
-        guard let stream, let operation = pa_stream_update_timing_info(stream, nil, nil) else { return false }
+    /// through `keepTimingReport`; nothing when it cannot be asked for.
+    private func askForTimingReport() {
+        guard let stream, let operation = pa_stream_update_timing_info(stream, nil, nil) else { return }
         pa_operation_unref(operation)
-        return true
     }
 
     /// Drops what the server holds and has not played and, in the same breath, hands it `samples`
@@ -259,7 +257,7 @@ final class PulseStream: @unchecked Sendable {
     /// microseconds, where one a second (with each write) left a room's line tens of microseconds
     /// from another's, and their rates as many ppm apart, for their first 20 s.
     private func askForTimingReport(restarting event: OpaquePointer?) {
-        if let stream, !isCorked, pa_stream_get_state(stream) == PA_STREAM_READY { _ = askForTimingReport() }
+        if let stream, !isCorked, pa_stream_get_state(stream) == PA_STREAM_READY { askForTimingReport() }
         if let context, let event { pa_context_rttime_restart(context, event, pa_rtclock_now() + Self.reportInterval) }
     }
 

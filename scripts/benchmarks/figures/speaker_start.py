@@ -43,17 +43,21 @@ def read_rooms(path):
     return [samples[:, 2 * index] for index in range(len(ROOM_NAMES))]
 
 
-def is_audible(room, begin):
-    """Whether a room plays in the window from `begin` (rms over 50: not silence)."""
+def is_sound(samples):
+    """Whether `samples` are sound (rms over 50), not silence."""
     import numpy
-    return bool(numpy.std(room[begin:begin + WINDOW]) >= 50)
+    return bool(numpy.std(samples) >= 50)
+
+
+def is_audible(room, begin):
+    """Whether a room plays in the window from `begin`."""
+    return is_sound(room[begin:begin + WINDOW])
 
 
 def audible_quarters(room, begin):
-    """Whether each quarter of the window from `begin` is sound (rms over 50)."""
-    import numpy
+    """Whether each quarter of the window from `begin` is sound."""
     quarter = WINDOW // 4
-    return tuple(bool(numpy.std(room[begin + index * quarter:begin + (index + 1) * quarter]) >= 50) for index in range(4))
+    return tuple(is_sound(room[begin + index * quarter:begin + (index + 1) * quarter]) for index in range(4))
 
 
 def edges_agree(reference, other, quarters):
@@ -81,9 +85,9 @@ def window_row(rooms, begin):
         if not is_audible(rooms[0], begin) or not is_audible(other, begin):
             row.append(None)
             continue
-        quarters = audible_quarters(rooms[0], begin)
-        if not all(quarters) or not all(audible_quarters(other, begin)):
-            same = quarters == audible_quarters(other, begin) and edges_agree(reference, other[begin:begin + WINDOW], quarters)
+        quarters, other_quarters = audible_quarters(rooms[0], begin), audible_quarters(other, begin)
+        if not all(quarters) or not all(other_quarters):
+            same = quarters == other_quarters and edges_agree(reference, other[begin:begin + WINDOW], quarters)
             row.append(SHARED_SILENCE if same else None)
             continue
         # Whitened (GCC-PHAT): the music's chords repeat every 36 ms, and a plain correlation
