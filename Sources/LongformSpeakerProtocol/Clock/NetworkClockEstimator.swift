@@ -58,10 +58,14 @@ public struct NetworkClockEstimator: Sendable {
     public static let freshSamplesToForget = 8
     /// The rate is measured over this much of the legs' floors, once they span `skewMinimumSpan` (ns).
     public static let skewHistorySpan: UInt64 = 600_000_000_000
-    /// Two seconds: on a quiet network the floors then give the rate within a few ppm; behind
-    /// jitter its error says it is not yet usable (`usableRateError`).
-    public static let skewMinimumSpan: UInt64 = 2_000_000_000
-    /// Each leg's floor is taken per bin of this long (ns) for the rate: eight within two seconds.
+    /// One second: on a quiet network the floors of four quarter seconds give the rate within a
+    /// few ppm; behind jitter its error says it is not yet usable (`usableRateError`). Not two: a
+    /// group started 1.3 s after a speaker's first reply, and that speaker, 200 ppm fast, played
+    /// its first second on the floors of the samples so far at no rate, up to 270 µs off.
+    public static let skewMinimumSpan: UInt64 = 1_000_000_000
+    /// The fewest bins the rate is fitted to.
+    static let skewMinimumBins = 4
+    /// Each leg's floor is taken per bin of this long (ns) for the rate: four within a second.
     public static let floorBinDuration: UInt64 = 250_000_000
     /// Once the floors span this much (ns), the rate is fitted to each second's rather than each bin's.
     static let wholeSecondBinsSpan: UInt64 = 20_000_000_000
@@ -215,7 +219,7 @@ public struct NetworkClockEstimator: Sendable {
     /// half the difference of their slopes. With how far it may be off. `guess`: the rate found
     /// before, where the search for the lower edges starts.
     private static func rate(from quarterBins: [BinFloors], near guess: Double) -> (skew: Double, error: Double)? {
-        guard let first = quarterBins.first, let last = quarterBins.last, quarterBins.count >= 8,
+        guard let first = quarterBins.first, let last = quarterBins.last, quarterBins.count >= skewMinimumBins,
               (last.bin - first.bin) * floorBinDuration >= skewMinimumSpan else { return nil }
         // Over 20 s, each second's floors: behind jitter the least of a second's samples lies
         // closer to the edge than that of a quarter's, and there are enough of them.
