@@ -193,6 +193,41 @@ import Testing
         }
     }
 
+    @Test func aDeviceFarOffTheHostClocksRateIsFollowedFromItsFirstSecond() {
+        // The first seconds of a device 190 ppm fast or slow against a skewed speaker's clock
+        // (reports ten a second, the stream's first ones high by up to 80 µs), read as a speaker
+        // reads it: each write placed up to half a second ahead. About the nominal rate, the lower
+        // half of the reports lay at their oldest end, and the line through it was 480 µs off at
+        // the newest report by 2.5 s (then 100 µs more, half a second ahead); here, up to 353 µs
+        // half a second ahead from 1.5 to 3 s. (Later, the high first reports tilt the fit alike
+        // with or without the seed: see the test before.)
+        for skew in [190e-6, -190e-6] {
+            var filter = HeardFrameFilter(sampleRate: Self.rate)
+            var noise = Noise()
+            let frameDuration = 1e9 / Double(Self.rate) / (1 + skew)
+            var errors: [(time: Double, error: Double)] = []
+            var time = 0.0
+            while time < 6 {
+                let frame = Int64(time * Double(Self.rate) * (1 + skew))
+                let truth = 1e9 + Double(frame) * frameDuration
+                let settling = max(0, 80_000 * (1 - time / 3))
+                let heardAt = truth + settling + 10_000 * noise.next()
+                _ = filter.add(frame: frame, heardAt: UInt64(heardAt))
+                if let point = filter.point(near: UInt64(heardAt)) {
+                    let ahead = Double(Self.rate) / 2
+                    let placed = Double(point.hostTime) + ahead * 1e9 / (Double(Self.rate) * point.rate)
+                    errors.append((time, placed - (1e9 + (Double(point.frame) + ahead) * frameDuration)))
+                }
+                time += 0.1
+            }
+            let byTheHalfSecond = errors.filter { Int(($0.time * 10).rounded()) % 5 == 0 }.map { "\($0.time): \(Int($0.error / 1000)) µs" }
+            let first = errors.filter { $0.time < 1.5 }.map { abs($0.error) }
+            let after = errors.filter { $0.time >= 1.5 && $0.time < 3 }.map { abs($0.error) }
+            #expect(first.max()! < 200_000, "skew \(skew): half a second ahead, off by up to \(first.max()!) ns in the first 1.5 s: \(byTheHalfSecond)")
+            #expect(after.max()! < 75_000, "skew \(skew): half a second ahead, off by up to \(after.max()!) ns from 1.5 to 3 s: \(byTheHalfSecond)")
+        }
+    }
+
     @Test func aDeviceNearItsNominalRateIsGivenTheNominalRateUntilTheFitSpansFourSeconds() {
         // 7 ppm off, as a null sink on this host: a young fit (25 ppm off in a stream's first
         // seconds) would misplace a write ahead by more than the nominal rate does, and each room

@@ -31,6 +31,10 @@ import LongformCore
 /// Until a rate is fitted, the device may be off its nominal rate by as much as
 /// `maximumRateDeviation` (a speaker's clock on another crystal), and a report may be early by that
 /// much more before it counts as a move (late, 5 ms is already far more than the first seconds need).
+/// Meanwhile the line runs at the nominal rate, or, once the reports span `evidentSeedSpan`, at the
+/// slope from the oldest report to the newest if that is `evidentRateDeviation` off it: about a
+/// rate that far off, the lower half lies at one end of the reports, and the line through it misses
+/// the newest by more each second.
 ///
 /// The rate it gives (`point(near:)`) is the nominal one until its fit is sure: a stream's first
 /// reports sit high (on a null sink, 80 µs above the line at first, 40 µs at 2 s, on it from 3 s),
@@ -38,7 +42,8 @@ import LongformCore
 /// by it heard as 50 µs, each room its own way (at the nominal rate, all rooms on one host err
 /// alike). So the fitted rate is given once the lower half of the reports spans `trustedRateSpan`
 /// (4 s: the lower half of a full window's reports spans about half of it or more), or before,
-/// once the fits of two slots in a row are more than `evidentRateDeviation` off the nominal one
+/// once the lines of two slots in a row (fitted, or an evident seed's) are more than
+/// `evidentRateDeviation` off the nominal one
 /// on the same side (a device that far off misplaces a write 2 s ahead by 200 µs at the nominal
 /// rate, and its fit is nearer; at 50 ppm a young fit of a device on the host's clock
 /// now and then passed it, and two of twelve starts of three such rooms went over 100 µs). The rate
@@ -72,6 +77,11 @@ struct HeardFrameFilter: Sendable {
     /// The rate is fitted only when the lower half of the reports spans this much (seconds);
     /// until then it is the previous line's, at first the nominal one.
     static let minimumRateSpan = 2.0
+    /// Before a rate is fitted, the line takes the slope from the oldest report to the newest
+    /// once they span this much (seconds) and it is `evidentRateDeviation` off the nominal one:
+    /// about the nominal rate, the lower half of a device 190 ppm off lay at the oldest end, and
+    /// the line through it was 480 µs early at the newest report by the time a rate was fitted.
+    static let evidentSeedSpan = 0.5
     /// The most the rate may differ from the nominal one (a device clock is off by tens of ppm).
     static let maximumRateDeviation = 0.001
     /// The fitted rate is given once the lower half of the reports spans this long (seconds)...
@@ -83,6 +93,7 @@ struct HeardFrameFilter: Sendable {
     private let minimumRateFrames: Int64
     private let minimumSpacingFrames: Int64
     private let trustedRateFrames: Int64
+    private let evidentSeedFrames: Int64
     /// Whether the line's rate has been fitted, rather than taken as the nominal one.
     private var isRateFitted = false
     /// Whether the lower half of the reports has spanned `trustedRateSpan` since the stream began.
@@ -103,6 +114,7 @@ struct HeardFrameFilter: Sendable {
         minimumRateFrames = Int64(Self.minimumRateSpan * Double(sampleRate))
         minimumSpacingFrames = Int64(Self.minimumReportSpacing * Double(sampleRate))
         trustedRateFrames = Int64(Self.trustedRateSpan * Double(sampleRate))
+        evidentSeedFrames = Int64(Self.evidentSeedSpan * Double(sampleRate))
     }
 
     /// The line's frame heard nearest `hostTime`, the host time the line gives it and the rate
@@ -150,8 +162,9 @@ struct HeardFrameFilter: Sendable {
         }
         outliers = nil
         let isInNewestSlot = frame / minimumSpacingFrames == newest.frame / minimumSpacingFrames
-        if isRateFitted && !isInNewestSlot {
-            // The newest report's slot closes: the line as it stands is that slot's fit.
+        if !isInNewestSlot {
+            // The newest report's slot closes: the line as it stands is that slot's fit (before a
+            // fit, the nominal rate or an evident seed's).
             closedSlotRates = (nominalNanosecondsPerFrame / current.nanosecondsPerFrame, closedSlotRates.last)
         }
         if reports.count >= 2, isInNewestSlot {
@@ -163,7 +176,7 @@ struct HeardFrameFilter: Sendable {
         let tooOld = min(reports.prefix { measured - $0.time > Self.window }.count, max(0, reports.count - Self.minimumReports))
         reports.removeFirst(max(tooOld, reports.count - Self.maximumReports))
         let fitted = Self.fit(reports, nanosecondsPerFrame: current.nanosecondsPerFrame, isRateFitted: isRateFitted, nominal: nominalNanosecondsPerFrame,
-                              minimumRateFrames: minimumRateFrames)
+                              minimumRateFrames: minimumRateFrames, evidentSeedFrames: evidentSeedFrames)
         if fitted.isRateFitted { isRateFitted = true }
         if fitted.lowerHalfSpan >= Double(trustedRateFrames) { isRateTrusted = true }
         line = (fitted.frame, fitted.time, fitted.nanosecondsPerFrame)
@@ -175,15 +188,21 @@ struct HeardFrameFilter: Sendable {
     /// found until it settles (which half lies lowest depends on the rate: after the device moved,
     /// a line tilted by the move chose a mix of old and new reports again and again). The rate is
     /// kept while the lower half spans too few frames; until a rate was ever fitted (`wasFitted`),
-    /// the rounds may start again from the slope of the oldest report to the newest.
+    /// the rounds start from an evident seed (see `evidentSeedSpan`) and may start again from the
+    /// slope of the oldest report to the newest.
     private static func fit(_ reports: [(frame: Int64, time: Double)], nanosecondsPerFrame: Double, isRateFitted wasFitted: Bool, nominal: Double,
-                            minimumRateFrames: Int64)
+                            minimumRateFrames: Int64, evidentSeedFrames: Int64)
         -> (frame: Int64, time: Double, nanosecondsPerFrame: Double, isRateFitted: Bool, lowerHalfSpan: Double) {
         let newest = reports[reports.count - 1]
         // Relative to the newest report, so that the sums keep their precision.
         let points = reports.map { (x: Double($0.frame - newest.frame), y: $0.time - newest.time) }
         var slope = nanosecondsPerFrame, intercept = 0.0, isRateFitted = false, isSeeded = wasFitted
         let limit = nominal * maximumRateDeviation
+        if !wasFitted, let seed = seedSlope(points, minimumSpan: Double(evidentSeedFrames)) {
+            // Far off the nominal rate, the seed is nearer the device's than the nominal rate is
+            // (see `evidentSeedSpan`); near it, the nominal rate errs alike for every stream on the device.
+            slope = abs(seed - nominal) > nominal * evidentRateDeviation ? min(max(seed, nominal - limit), nominal + limit) : nominal
+        }
         for _ in 0..<8 {
             let round = LowerEdgeFit.round(points, about: slope, keeping: (points.count + 1) / 2, minimumSpan: Double(minimumRateFrames))
             if round.slope == nil, !isSeeded, let seed = seedSlope(points, minimumSpan: Double(minimumRateFrames)) {
