@@ -144,8 +144,10 @@ def start_figures(windows, trims_end=True):
     `MATCHED`: stretched, or further off than the search reaches). With `trims_end`, windows at
     the end with a room silent are left out (the bench stopped the rooms one after the other).
     `worst_window` is the index in `windows` (100 ms each from the first sound) of the worst one;
-    `after_5s_worst_us` and `after_5s_jumps` are those of the windows after the first 5 s."""
+    `after_5s_worst_us`, `after_5s_jumps` and `after_5s_worst_correlation` are those of the
+    windows after the first 5 s (the skewed rooms' goals)."""
     offsets, offset_windows, correlations, jump_windows, silent, unmatched = [], [], [], [], 0, 0
+    correlation_windows = []
     previous = None
     while trims_end and windows and any(value is None for value in windows[-1]):
         windows = windows[:-1]
@@ -158,6 +160,7 @@ def start_figures(windows, trims_end=True):
             previous = None
             continue
         correlations.append(min(value[1] for value in row))
+        correlation_windows.append(index)
         if correlations[-1] < MATCHED:
             unmatched += 1
             previous = None
@@ -171,6 +174,7 @@ def start_figures(windows, trims_end=True):
             jump_windows.append(index)
         previous = pair
     later = [offset for offset, index in zip(offsets, offset_windows) if index >= SETTLING_WINDOWS]
+    later_correlations = [value for value, index in zip(correlations, correlation_windows) if index >= SETTLING_WINDOWS]
     return {"windows": len(offsets), "silent_windows": silent, "unmatched_windows": unmatched,
             "worst_us": round(max(offsets), 1) if offsets else None,
             "median_us": round(statistics.median(offsets), 1) if offsets else None,
@@ -178,7 +182,9 @@ def start_figures(windows, trims_end=True):
             "first_second_worst_us": round(max(offsets[:10]), 1) if offsets else None,
             "worst_window": offset_windows[offsets.index(max(offsets))] if offsets else None,
             "after_5s_worst_us": round(max(later), 1) if later else None,
-            "after_5s_jumps": sum(index >= SETTLING_WINDOWS for index in jump_windows)}
+            "after_5s_jumps": sum(index >= SETTLING_WINDOWS for index in jump_windows),
+            "worst_correlation_window": correlation_windows[correlations.index(min(correlations))] if correlations else None,
+            "after_5s_worst_correlation": round(min(later_correlations), 6) if later_correlations else None}
 
 
 class RoomRecording:
@@ -241,7 +247,8 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0)):
             print(f"speakers, start {index + 1} of {starts}: {figures['windows']} matched windows of 100 ms "
                   f"({figures['silent_windows']} with a room silent, {figures['unmatched_windows']} unmatched); worst {figures['worst_us']} µs (window {figures['worst_window']}), first second's worst "
                   f"{figures['first_second_worst_us']} µs, after 5 s {figures['after_5s_worst_us']} µs, median {figures['median_us']} µs, "
-                  f"{figures['jumps']} jumps ({figures['after_5s_jumps']} after 5 s), worst correlation {figures['worst_correlation']}", flush=True)
+                  f"{figures['jumps']} jumps ({figures['after_5s_jumps']} after 5 s), worst correlation {figures['worst_correlation']} "
+                  f"(window {figures['worst_correlation_window']}; after 5 s {figures['after_5s_worst_correlation']})", flush=True)
     finally:
         server.kill()
         server.wait()
@@ -256,10 +263,12 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0)):
               "after_5s_worst_us": max((run["after_5s_worst_us"] for run in measured if run["after_5s_worst_us"] is not None), default=None),
               "after_5s_jumps": sum(run["after_5s_jumps"] for run in runs),
               "worst_correlation": min((run["worst_correlation"] for run in measured), default=None),
+              "after_5s_worst_correlation": min((run["after_5s_worst_correlation"] for run in measured if run["after_5s_worst_correlation"] is not None), default=None),
               "silent_windows": sum(run["silent_windows"] for run in runs),
               "unmatched_windows": sum(run["unmatched_windows"] for run in runs)}
     print(f"speakers from the first frame, {starts} starts of three rooms (clocks {', '.join(f'{skew:+g}' for skew in skews)} ppm): each start's worst window median {result['median_of_worst_us']} µs, "
           f"p90 {result['p90_of_worst_us']} µs, worst {result['worst_us']} µs (after 5 s {result['after_5s_worst_us']} µs, {result['after_5s_jumps']} jumps); {result['starts_over_100_us']} starts over 100 µs, "
-          f"{result['jumps']} jumps, {result['unmatched_windows']} windows unmatched, {result['silent_windows']} with a room silent, worst correlation {result['worst_correlation']} (goal: every window within 100 µs, no jump, "
+          f"{result['jumps']} jumps, {result['unmatched_windows']} windows unmatched, {result['silent_windows']} with a room silent, worst correlation {result['worst_correlation']} "
+          f"(after 5 s {result['after_5s_worst_correlation']}) (goal: every window within 100 µs, no jump, "
           f"correlation ≥ 0.9999)", flush=True)
     return result
