@@ -158,6 +158,27 @@ import Testing
         #expect(worst(58..<80) < 40_000, "58-80 s: worst \(worst(58..<80)) ns off: \(bySecond)")
     }
 
+    /// Feeds a filter ten reports a second for `seconds` from a device `skew` off the host clock,
+    /// late by up to 10 µs and the stream's first ones high (80 µs at first, nothing from 3 s), as
+    /// a null sink's were; after each, `body` gets the time (s), the filter, the report's true time
+    /// and the time it came (ns), and the device's nanoseconds per frame. Returns the filter.
+    static func feedSkewedDevice(skew: Double, seconds: Double,
+                                 _ body: (Double, HeardFrameFilter, Double, Double, Double) -> Void) -> HeardFrameFilter {
+        var filter = HeardFrameFilter(sampleRate: rate)
+        var noise = Noise()
+        let frameDuration = 1e9 / Double(rate) / (1 + skew)
+        var time = 0.0
+        while time < seconds {
+            let frame = Int64(time * Double(rate) * (1 + skew))
+            let truth = 1e9 + Double(frame) * frameDuration
+            let heardAt = truth + max(0, 80_000 * (1 - time / 3)) + 10_000 * noise.next()
+            _ = filter.add(frame: frame, heardAt: UInt64(heardAt))
+            body(time, filter, truth, heardAt, frameDuration)
+            time += 0.1
+        }
+        return filter
+    }
+
     @Test func aDeviceFarOffTheHostClocksRateIsFittedAndGivenWithinSeconds() {
         // A speaker's clock on another crystal: its device 200 ppm fast or slow against it. Reports
         // ten a second; the stream's first ones sit high (80 µs at first, nothing from 3 s), as a
@@ -165,21 +186,12 @@ import Testing
         // the line again before its rate is fitted (the fast one's went unfitted for 35 s), and the
         // rate given is the fitted one, far off the nominal.
         for skew in [200e-6, -200e-6] {
-            var filter = HeardFrameFilter(sampleRate: Self.rate)
-            var noise = Noise()
-            let frameDuration = 1e9 / Double(Self.rate) / (1 + skew)
             var errors: [(time: Double, error: Double)] = []
-            var time = 0.0
-            while time < 30 {
-                let frame = Int64(time * Double(Self.rate) * (1 + skew))
-                let truth = 1e9 + Double(frame) * frameDuration
-                let settling = max(0, 80_000 * (1 - time / 3))
-                _ = filter.add(frame: frame, heardAt: UInt64(truth + settling + 10_000 * noise.next()))
+            let filter = Self.feedSkewedDevice(skew: skew, seconds: 30) { time, filter, truth, _, frameDuration in
                 if let point = filter.point(near: UInt64(truth + 2e9)) {
-                    // Read 2 s ahead, as a speaker places its writes.
+                    // Read 2 s ahead, as a speaker placed its 1 s writes.
                     errors.append((time, Double(point.hostTime) - (1e9 + Double(point.frame) * frameDuration)))
                 }
-                time += 0.1
             }
             // At the nominal rate, 2 s ahead is 400 µs off; the first seconds' reports tilt the line
             // until the lower half leaves them out.
@@ -202,23 +214,13 @@ import Testing
         // half a second ahead from 1.5 to 3 s. (Later, the high first reports tilt the fit alike
         // with or without the seed: see the test before.)
         for skew in [190e-6, -190e-6] {
-            var filter = HeardFrameFilter(sampleRate: Self.rate)
-            var noise = Noise()
-            let frameDuration = 1e9 / Double(Self.rate) / (1 + skew)
             var errors: [(time: Double, error: Double)] = []
-            var time = 0.0
-            while time < 6 {
-                let frame = Int64(time * Double(Self.rate) * (1 + skew))
-                let truth = 1e9 + Double(frame) * frameDuration
-                let settling = max(0, 80_000 * (1 - time / 3))
-                let heardAt = truth + settling + 10_000 * noise.next()
-                _ = filter.add(frame: frame, heardAt: UInt64(heardAt))
+            _ = Self.feedSkewedDevice(skew: skew, seconds: 6) { time, filter, _, heardAt, frameDuration in
                 if let point = filter.point(near: UInt64(heardAt)) {
                     let ahead = Double(Self.rate) / 2
                     let placed = Double(point.hostTime) + ahead * 1e9 / (Double(Self.rate) * point.rate)
                     errors.append((time, placed - (1e9 + (Double(point.frame) + ahead) * frameDuration)))
                 }
-                time += 0.1
             }
             let byTheHalfSecond = errors.filter { Int(($0.time * 10).rounded()) % 5 == 0 }.map { "\($0.time): \(Int($0.error / 1000)) µs" }
             let first = errors.filter { $0.time < 1.5 }.map { abs($0.error) }
