@@ -43,10 +43,10 @@ import LongformCore
 /// alike). So the fitted rate is given once the lower half of the reports spans `trustedRateSpan`
 /// (4 s: the lower half of a full window's reports spans about half of it or more), or before,
 /// once the lines of two slots in a row (fitted, or an evident seed's) are more than
-/// `evidentRateDeviation` off the nominal one
-/// on the same side (a device that far off misplaces a write 2 s ahead by 200 µs at the nominal
-/// rate, and its fit is nearer; at 50 ppm a young fit of a device on the host's clock
-/// now and then passed it, and two of twelve starts of three such rooms went over 100 µs). The rate
+/// `evidentRateDeviation` off the nominal one on the same side (a device that far off misplaces a
+/// write 2 s ahead by 200 µs at the nominal rate, and its fit is nearer; at 50 ppm a young fit of a
+/// device on the host's clock now and then passed it, and two of twelve starts of three such rooms
+/// went over 100 µs). The rate
 /// given is always the fit's as a slot of reports closed: the newest slot's report may yet give way
 /// to a lower one, and one 326 µs late alone in it tilted a young fit to −180 ppm until the next
 /// report came (`closedSlotRates`).
