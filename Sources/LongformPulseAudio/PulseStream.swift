@@ -33,6 +33,12 @@ final class PulseStream: @unchecked Sendable {
     static let reportInterval: pa_usec_t = 100_000
     /// Reports kept for the route at most: ten seconds' worth.
     static let maximumPendingReports = 100
+    /// Timing requests nobody waits for, not yet answered (with the lock held).
+    private var unansweredReports: [OpaquePointer] = []
+    /// Unanswered timing requests asked for at most: libpulse keeps a slot for each request in
+    /// flight and refuses a 33rd with "Internal error", which ended the route when the refused
+    /// one was a request the route waits for (behind a slow server, asked with each write).
+    static let maximumUnansweredReports = 8
 
     /// Connects to the server and opens a stream to `sink` (nil: the default) that asks for more
     /// whenever `requestSeconds` are free, holds two of those, and asks the sink to render no more
@@ -122,6 +128,7 @@ final class PulseStream: @unchecked Sendable {
     deinit {
         lock()
         if let reportTimer { pa_threaded_mainloop_get_api(mainloop).pointee.time_free(reportTimer) }
+        unansweredReports.forEach { pa_operation_unref($0) }
         if let stream {
             pa_stream_set_latency_update_callback(stream, nil, nil)
             pa_stream_disconnect(stream)
@@ -210,10 +217,17 @@ final class PulseStream: @unchecked Sendable {
     }
 
     /// Asks for a timing report that nobody waits for (with the lock held): it reaches the route
-    /// through `keepTimingReport`; nothing when it cannot be asked for.
+    /// through `keepTimingReport`; nothing when it cannot be asked for, or when
+    /// `maximumUnansweredReports` are still in flight (their answers are reports enough).
     private func askForTimingReport() {
-        guard let stream, let operation = pa_stream_update_timing_info(stream, nil, nil) else { return }
-        pa_operation_unref(operation)
+        unansweredReports.removeAll { operation in
+            guard pa_operation_get_state(operation) != PA_OPERATION_RUNNING else { return false }
+            pa_operation_unref(operation)
+            return true
+        }
+        guard unansweredReports.count < Self.maximumUnansweredReports, let stream,
+              let operation = pa_stream_update_timing_info(stream, nil, nil) else { return }
+        unansweredReports.append(operation)
     }
 
     /// Drops what the server holds and has not played and, in the same breath, hands it `samples`
