@@ -362,7 +362,7 @@ public struct SpeakerSession: Sendable {
                 staleFrom = min(staleFrom ?? end, max(end, Int64(read.from.rounded(.down))))
             }
             // Frames the output may still be asked for again stay in the buffer.
-            if let earliest = rendered.earliestReadFrame { modifyBuffer { $0.discard(before: Int64(earliest.rounded(.down)) - 2) } }
+            if let earliest = rendered.earliestReadFrame { modifyBuffer { $0.discard(before: Int64(earliest.rounded(.down)) - Int64(FractionalDelayFilter.reach)) } }
         }
         return output
     }
@@ -488,9 +488,9 @@ public struct SpeakerSession: Sendable {
         readResampled(from: from, count: playedCount, step: step, channels: Int(format.channelCount))
         if playedCount > 0 {
             position = from + Double(playedCount) * step
-            // Two frames stay for the interpolation of the next block (a rewindable output's
-            // frames are kept until it can no longer ask for them again: `render`).
-            if discardsPlayed, let next = nextFrame { modifyBuffer { $0.discard(before: next - 2) } }
+            // The filter's reach stays for the next block's reads between frames (a rewindable
+            // output's frames are kept until it can no longer ask for them again: `render`).
+            if discardsPlayed, let next = nextFrame { modifyBuffer { $0.discard(before: next - Int64(FractionalDelayFilter.reach)) } }
         }
         let mixer = ChannelMixer(selection: configuration.channels, gain: volume.speaker * volume.group)
         let samples = mixer.mix(scratch, channels: Int(format.channelCount), after: silentFrames, frameCount: frameCount, outputChannels: outputChannels)
@@ -498,32 +498,22 @@ public struct SpeakerSession: Sendable {
     }
 
     /// Fills `scratch` with `count` frames read from `start`, advancing `step` frames per frame:
-    /// a plain copy when both are whole, else four-point cubic (Hermite) interpolation.
+    /// a plain copy when both are whole, else through the fractional-delay filter.
     private mutating func readResampled(from start: Double, count: Int, step: Double, channels: Int) {
-        guard count > 0 else { scratch.removeAll(keepingCapacity: true); return }
+        scratch.removeAll(keepingCapacity: true)
+        guard count > 0 else { return }
         if step == 1, start == start.rounded() {
             buffer!.read(from: Int64(start), count: count, into: &scratch)
             return
         }
-        let base = Int64(start.rounded(.down)) - 1
-        let needed = Int((start + Double(count) * step).rounded(.down) - Double(base)) + 3
+        // The filter's reach on both sides; frames the buffer lacks read as silence, which the
+        // filter reads around by cubic interpolation.
+        let reach = FractionalDelayFilter.reach
+        let base = Int64(start.rounded(.down)) - Int64(reach - 1)
+        let needed = Int((start + Double(count) * step).rounded(.down) - Double(base)) + reach + 1
         var source: [Float] = []
         buffer!.read(from: base, count: needed, into: &source)
-        scratch.removeAll(keepingCapacity: true)
-        scratch.reserveCapacity(count * channels)
-        for index in 0..<count {
-            let point = start + Double(index) * step - Double(base)
-            let whole = Int(point.rounded(.down))
-            let fraction = Float(point - Double(whole))
-            for channel in 0..<channels {
-                let y0 = source[(whole - 1) * channels + channel], y1 = source[whole * channels + channel]
-                let y2 = source[(whole + 1) * channels + channel], y3 = source[(whole + 2) * channels + channel]
-                let c1 = 0.5 * (y2 - y0)
-                let c2 = y0 - 2.5 * y1 + 2 * y2 - 0.5 * y3
-                let c3 = 0.5 * (y3 - y0) + 1.5 * (y1 - y2)
-                scratch.append(((c3 * fraction + c2) * fraction + c1) * fraction + y1)
-            }
-        }
+        FractionalDelayFilter.read(source, channels: channels, from: start - Double(base), count: count, step: step, into: &scratch)
     }
 
     /// Why an audio message could not be taken.
@@ -543,3 +533,4 @@ public struct SpeakerSession: Sendable {
         return .success(format.encoding.decode(samples))
     }
 }
+
