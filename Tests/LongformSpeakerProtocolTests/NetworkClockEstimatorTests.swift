@@ -176,6 +176,20 @@ import Testing
         }
     }
 
+    @Test func aClockTwoHundredPpmOffBehindJitterIsFollowedAtItsRoughRate() throws {
+        // Up to 10 ms on each leg, asked as a speaker asks: the rate's error stays over 20 ppm
+        // for seconds, and the floors of 5 s taken at no rate lagged the clock by up to 524 µs
+        // until it fell under (at 5 s here, 10 s through `scripts/impair`). A rate surely not 0
+        // is used as it is: from the fourth second on within 100 µs. A clock that runs at the
+        // sender's rate is not given one.
+        for (seed, skew) in [(UInt64(41), 0.000_2), (42, -0.000_2), (44, 0.000_2), (43, 0)] {
+            let (_, _, _, checks) = Self.run(seconds: 30, jitter: 10_000_000, skew: skew, seed: seed, startupSeconds: 60)
+            let settled = checks.filter { $0.second >= 4 }
+            #expect(settled.count >= 25 && settled.allSatisfy { abs($0.error) <= 100_000 }, "seed \(seed): \(checks.map { "\($0.second): \($0.error / 1_000) µs" })")
+            #expect(checks.allSatisfy { abs($0.error) <= Int64($0.uncertainty) }, "seed \(seed): a bound that did not hold: \(checks.filter { abs($0.error) > Int64($0.uncertainty) })")
+        }
+    }
+
     @Test func theLowerEdgesSlopeIsFoundFromAGuessFarOff() throws {
         // Four minutes of a leg's least samples a second, along 20 ppm, each above the edge by up
         // to 400 µs (mostly little), searched from a guess of 0: which points lie lowest depends

@@ -16,7 +16,8 @@ import LongformCore
 /// their lines, is small (seconds on a quiet network, up to half a minute behind 10 ms of
 /// jitter); the samples whose floors are taken (the last minute, at most 3,072: 15 s at the first
 /// minute's two hundred a second, and no more than the rate's error lets be brought to now along
-/// it) are brought to now along it first. Until then the floors are those of the last 5 s.
+/// it) are brought to now along it first. Until then the floors are those of the last 5 s, brought
+/// to now along the rate as roughly measured if it is surely not 0 (its error under its size).
 /// A value type fed with timestamps: tested with made-up networks, no sockets.
 public struct NetworkClockEstimator: Sendable {
     /// One exchange's four timestamps, reduced.
@@ -100,6 +101,9 @@ public struct NetworkClockEstimator: Sendable {
     /// Whether the clocks' rate is measured well enough to use (seconds after the first sample on a
     /// quiet network, up to half a minute behind jitter): until then the floors come from the last 5 s.
     public var isRateKnown: Bool { rate.map { $0.error <= Self.usableRateError } ?? false }
+    /// How far the rate found may be off (three standard errors, as a fraction), nil before the
+    /// floors span a second. Over `usableRateError` the rate is still used if it is surely not 0.
+    public var rateError: Double? { rate?.error }
 
     /// An estimator over at most `windowSize` samples (a minute's at fifty a second, 15 s at two
     /// hundred); good when the uncertainty is at most `goodUncertainty` ns.
@@ -145,6 +149,10 @@ public struct NetworkClockEstimator: Sendable {
             // Only as far back as the rate's error lets samples be brought to now.
             let span = UInt64(min(max(Self.rateErrorBudget / rate.error, Double(Self.unknownRateSpan)), Double(Self.sampleLifetime)))
             estimate = Self.estimate(from: Self.recent(samples, within: span, at: t4) ?? samples, skew: rate.skew, rateError: rate.error, at: t4)
+        } else if let rate, abs(rate.skew) > rate.error {
+            // Measured roughly, but surely not 0 (a crystal far off, behind jitter): nearer than
+            // none. The floors of 5 s taken at no rate lag a clock 200 ppm off by 500 µs.
+            estimate = Self.estimate(from: Self.recent(samples, within: Self.unknownRateSpan, at: t4) ?? samples, skew: rate.skew, rateError: rate.error, at: t4)
         } else {
             estimate = Self.estimate(from: Self.recent(samples, within: Self.unknownRateSpan, at: t4) ?? samples, skew: 0, rateError: Self.unknownRateError, at: t4)
         }

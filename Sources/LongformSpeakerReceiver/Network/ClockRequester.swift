@@ -146,7 +146,7 @@ final class ClockRequester: Sendable {
             replies += 1
             let state = session.withLock { session in
                 session.receiveClockReply(reply, at: datagram.receivedAt)
-                return (session.clock.estimate, session.clock.isRateKnown, session.rateCorrection, session.clock.isGood)
+                return (session.clock.estimate, session.clock.rateError, session.rateCorrection, session.clock.isGood)
             }
             if state.3 && !isGoodReported {
                 isGoodReported = true
@@ -155,7 +155,7 @@ final class ClockRequester: Sendable {
             }
             if datagram.receivedAt >= nextLog, let estimate = state.0 {
                 nextLog = datagram.receivedAt + 1_000_000_000
-                logger.debug("speaker: clock offset \(estimate.offset) ns ± \(estimate.uncertainty / 1_000) µs, rate \(String(format: "%+.2f", estimate.skew * 1e6)) ppm \(state.1 ? "measured" : "not yet measured"); output drift correction \(String(format: "%+.1f", state.2 * 1e6)) ppm")
+                logger.debug("speaker: clock offset \(estimate.offset) ns ± \(estimate.uncertainty / 1_000) µs, rate \(String(format: "%+.2f", estimate.skew * 1e6)) ppm (found \(state.1.map { String(format: "± %.1f ppm", $0 * 1e6) } ?? "not yet")); output drift correction \(String(format: "%+.1f", state.2 * 1e6)) ppm")
             }
         }
     }
