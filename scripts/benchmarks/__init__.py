@@ -29,7 +29,9 @@
    (cross-correlation peak, refined to a fraction of a sample), with the correlation at that
    offset (an exact copy correlates at 1; a stretched one does not). Per start: the worst window,
    the jumps between windows (skips or repeats), the windows where a room was silent while
-   another played, and the worst window and jumps after the first 5 s. No peer yet (Snapcast's three clients are to come).
+   another played, and the worst window and jumps after the first 5 s. With `--skews` each room's
+   clock runs that many ppm fast; with `--start-jitter` the sender runs in a network namespace
+   behind `scripts/impair`. No peer yet (Snapcast's three clients are to come).
 7b. Speakers after what a listener does: the same three rooms fed by `longform serve` playing the
    ten tracks; `--events` rounds (20) of a seek, a skip, an edit (the item playing removed), a
    pause and resume, and a join (one room's speaker stopped and started again on its port), in
@@ -54,6 +56,7 @@
 
 Usage: scripts/bench [--seconds N] [--cpu-runs N] [--trials N]
                      [--only playback|latency|server|speakers|speaker-start|speaker-events|speaker-latency|speaker-cut|speaker-fan-out]
-                     [--sync-seconds N] [--jitter MS[,MS...]] [--starts N] [--start-seconds N] [--skews PPM,PPM,PPM] [--events N]
+                     [--sync-seconds N] [--jitter MS[,MS...]] [--starts N] [--start-seconds N] [--skews PPM,PPM,PPM] [--start-jitter MS]
+                     [--events N]
                      [--cut-lookahead S] [--fan-out N[,N...]]
 """

@@ -33,6 +33,8 @@ def main():
     parser.add_argument("--events", type=int, default=20, help="rounds of a seek, a skip, an edit, a pause and resume and a join in the speakers' events figure")
     parser.add_argument("--skews", default=[0.0, 0.0, 0.0], type=lambda text: [float(value) for value in text.split(",")],
                         help="how many ppm fast each of the three speakers' clocks runs in the start figure (comma-separated, e.g. 0,200,-200)")
+    parser.add_argument("--start-jitter", type=float, default=0.0,
+                        help="the network jitter (ms) of the start figure: with it the sender runs in a namespace behind scripts/impair")
     parser.add_argument("--cut-lookahead", type=int, default=180, help="the speaker route's look-ahead (s) in the cut figure: the cut lasts that long and 20 s more")
     parser.add_argument("--fan-out", default=[1, 4, 16, 64], type=lambda text: [int(value) for value in text.split(",")], help="the numbers of speakers (comma-separated) one sender feeds in the fan-out figure")
     arguments = parser.parse_args()
@@ -52,7 +54,7 @@ def main():
             print(json.dumps(results, indent=2))
             return
         if arguments.only == "speaker-start":
-            results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews)
+            results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews, arguments.start_jitter)
             print(json.dumps(results, indent=2))
             return
         if arguments.only == "speaker-events":
@@ -120,7 +122,7 @@ def main():
             return
         results["server"] = server_figures(items, work)
         results["speakers"] = speaker_sync(items, work, arguments.sync_seconds, arguments.jitter)
-        results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews)
+        results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews, arguments.start_jitter)
         results["speaker_events"] = speaker_events(items, work, arguments.events)
         results["speaker_latency"] = speaker_latency(work, arguments.trials)
         results["speaker_cut"] = speaker_cut(items, work, arguments.cut_lookahead)

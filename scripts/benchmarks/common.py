@@ -403,6 +403,35 @@ class SenderHost:
         subprocess.run(["ip", "netns", "del", SENDER_NAMESPACE], stderr=subprocess.DEVNULL)
 
 
+class ImpairedSender:
+    """The sender on a host of its own (`SenderHost`) behind `scripts/impair`, each leg of every
+    clock exchange and every TCP chunk to the speakers on `ports` held `jitter_ms` ± `jitter_ms`:
+    the sender's command runs behind `wrapper`, names the speakers by `route` and takes `env`."""
+
+    def __init__(self, ports, jitter_ms):
+        self.host = SenderHost()
+        timing_port = free_port()
+        relays = [argument for port in ports for argument in ["--tcp", f"{self.host.address}:{port}=127.0.0.1:{port}"]]
+        try:
+            self.process = subprocess.Popen([os.path.join(ROOT, "scripts", "impair"), "--delay", f"{jitter_ms:g}", "--jitter", f"{jitter_ms:g}"]
+                                            + relays + ["--udp", f"127.0.0.1:{timing_port}={self.host.sender_address}:{timing_port}"],
+                                            stdout=subprocess.PIPE, text=True)
+        except BaseException:
+            self.host.close()
+            raise
+        if self.process.stdout.readline().strip() != "ready":
+            self.close()
+            raise RuntimeError("scripts/impair did not start")
+        self.wrapper = self.host.wrapper
+        self.route = "speaker:" + ",".join(f"{self.host.address}:{port}" for port in ports)
+        self.env = {"LONGFORM_SPEAKER_TIMING_PORT": str(timing_port)}
+
+    def close(self):
+        self.process.terminate()
+        self.process.wait()
+        self.host.close()
+
+
 def free_port(kind=socket.SOCK_DGRAM):
     with socket.socket(socket.AF_INET, kind) as probe:
         probe.bind(("127.0.0.1", 0))

@@ -6,7 +6,7 @@ offset against the first, per 100 ms window from the first audible frame, is the
 whitened cross-correlation, refined to a fraction of a sample; the correlation at that offset says
 whether the audio is the same (shifted) or not (stretched, or another part of the music)."""
 import os, statistics, subprocess, time
-from ..common import LONGFORM, start_pulse, start_speaker, sync_music, percentile
+from ..common import LONGFORM, ImpairedSender, start_pulse, start_speaker, sync_music, percentile
 
 ROOM_SINK = "rooms"
 ROOM_NAMES = ["a", "b", "c"]
@@ -205,11 +205,13 @@ class RoomRecording:
         self.process.wait()
 
 
-def longform_start(work, env, address, music, index, seconds, skews):
+def longform_start(work, env, address, music, index, seconds, skews, jitter_ms=0.0):
     """One start: three speakers (each room's clock `skews` ppm fast) and a sender afresh, the
-    rooms' monitor recorded from before it."""
+    rooms' monitor recorded from before it; with `jitter_ms`, the sender in a namespace of its own
+    behind `scripts/impair`."""
     recording = RoomRecording(address, os.path.join(work, f"start-{index:02d}.raw"))
     processes = []
+    impaired = None
     try:
         time.sleep(0.5)
         ports = []
@@ -218,28 +220,37 @@ def longform_start(work, env, address, music, index, seconds, skews):
             processes.append(process)
             ports.append(port)
         sender_log = os.path.join(work, f"start-{index:02d}-sender.log")
-        processes.append(subprocess.Popen([LONGFORM, "play", "--route", "speaker:" + ",".join(f"127.0.0.1:{port}" for port in ports),
-                                           "--state", os.path.join(work, f"start-state-{index:02d}"), music],
-                                          env=env, stdout=open(sender_log, "w"), stderr=subprocess.STDOUT))
+        command = [LONGFORM, "play", "--state", os.path.join(work, f"start-state-{index:02d}"), music]
+        sender_env = dict(env)
+        if jitter_ms:
+            impaired = ImpairedSender(ports, jitter_ms)
+            command = impaired.wrapper + command + ["--route", impaired.route]
+            sender_env.update(impaired.env)
+        else:
+            command += ["--route", "speaker:" + ",".join(f"127.0.0.1:{port}" for port in ports)]
+        processes.append(subprocess.Popen(command, env=sender_env, stdout=open(sender_log, "w"), stderr=subprocess.STDOUT))
         time.sleep(seconds)
     finally:
         for process in reversed(processes):
             process.kill()
             process.wait()
+        if impaired is not None:
+            impaired.close()
         recording.stop()
     return recording.path
 
 
-def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0)):
+def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms=0.0):
     """`starts` cold starts of three speakers, each measured from its first audible frame; each
-    room's clock runs `skews` ppm fast (as though on crystals of their own)."""
+    room's clock runs `skews` ppm fast (as though on crystals of their own), and with `jitter_ms`
+    the sender reaches them through `scripts/impair`."""
     music = sync_music(items, work, seconds + 10)
     server, address = start_pulse(work, (), room_modules())  # no stereo null sink: the rooms' modules only
     env = dict(os.environ, PULSE_SERVER=address)
     runs = []
     try:
         for index in range(starts):
-            path = longform_start(work, env, address, music, index, seconds, skews)
+            path = longform_start(work, env, address, music, index, seconds, skews, jitter_ms)
             windows, first = room_offsets(path)
             figures = start_figures(windows)
             os.remove(path)
@@ -254,7 +265,7 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0)):
         server.wait()
     measured = [run for run in runs if run["worst_us"] is not None]
     worst = sorted(run["worst_us"] for run in measured)
-    result = {"starts": starts, "seconds": seconds, "skews_ppm": list(skews), "runs": runs,
+    result = {"starts": starts, "seconds": seconds, "skews_ppm": list(skews), "jitter_ms": jitter_ms, "runs": runs,
               "worst_us": worst[-1] if worst else None,
               "median_of_worst_us": round(statistics.median(worst), 1) if worst else None,
               "p90_of_worst_us": round(percentile(worst, 0.9), 1) if worst else None,
@@ -266,7 +277,7 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0)):
               "after_5s_worst_correlation": min((run["after_5s_worst_correlation"] for run in measured if run["after_5s_worst_correlation"] is not None), default=None),
               "silent_windows": sum(run["silent_windows"] for run in runs),
               "unmatched_windows": sum(run["unmatched_windows"] for run in runs)}
-    print(f"speakers from the first frame, {starts} starts of three rooms (clocks {', '.join(f'{skew:+g}' for skew in skews)} ppm): each start's worst window median {result['median_of_worst_us']} µs, "
+    print(f"speakers from the first frame, {starts} starts of three rooms (clocks {', '.join(f'{skew:+g}' for skew in skews)} ppm, {jitter_ms:g} ms of jitter): each start's worst window median {result['median_of_worst_us']} µs, "
           f"p90 {result['p90_of_worst_us']} µs, worst {result['worst_us']} µs (after 5 s {result['after_5s_worst_us']} µs, {result['after_5s_jumps']} jumps); {result['starts_over_100_us']} starts over 100 µs, "
           f"{result['jumps']} jumps, {result['unmatched_windows']} windows unmatched, {result['silent_windows']} with a room silent, worst correlation {result['worst_correlation']} "
           f"(after 5 s {result['after_5s_worst_correlation']}) (goal: every window within 100 µs, no jump, "

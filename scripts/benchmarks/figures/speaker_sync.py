@@ -4,7 +4,7 @@ in a network namespace; the sink's monitor is recorded and the channels cross-co
 second, beside Snapcast's pair on the same sink and music (`peers/snapcast.py`)."""
 import os, re, subprocess, time
 from ..common import (
-    ROOT, LONGFORM, cpu_seconds, peak_memory_kib, start_pulse, start_speaker, SenderHost, free_port, sync_music,
+    LONGFORM, cpu_seconds, peak_memory_kib, start_pulse, start_speaker, ImpairedSender, sync_music,
     pair_offsets, offset_figures, describe_offsets, Recording, FILL_LINE)
 from ..peers.snapcast import snapcast_sync
 
@@ -16,7 +16,7 @@ def longform_sync(items, work, seconds, jitter_ms):
     server, address = start_pulse(work)
     env = dict(os.environ, PULSE_SERVER=address)
     speakers = []
-    sender = impairment = host = None
+    sender = impaired = None
     try:
         ports = []
         for channel in ["left", "right"]:
@@ -28,16 +28,9 @@ def longform_sync(items, work, seconds, jitter_ms):
         command = [LONGFORM, "play", "--lookahead", str(seconds + 20), "--state", os.path.join(work, f"sync-state-{jitter_ms:g}"), music]
         sender_env = dict(env)
         if jitter_ms:
-            host = SenderHost()
-            timing_port = free_port()
-            relays = [argument for port in ports for argument in ["--tcp", f"{host.address}:{port}=127.0.0.1:{port}"]]
-            impairment = subprocess.Popen([os.path.join(ROOT, "scripts", "impair"), "--delay", f"{jitter_ms:g}", "--jitter", f"{jitter_ms:g}"]
-                                          + relays + ["--udp", f"127.0.0.1:{timing_port}={host.sender_address}:{timing_port}"],
-                                          stdout=subprocess.PIPE, text=True)
-            if impairment.stdout.readline().strip() != "ready":
-                raise RuntimeError("scripts/impair did not start")
-            command = host.wrapper + command + ["--route", "speaker:" + ",".join(f"{host.address}:{port}" for port in ports)]
-            sender_env["LONGFORM_SPEAKER_TIMING_PORT"] = str(timing_port)
+            impaired = ImpairedSender(ports, jitter_ms)
+            command = impaired.wrapper + command + ["--route", impaired.route]
+            sender_env.update(impaired.env)
         else:
             command += ["--route", "speaker:" + ",".join(f"127.0.0.1:{port}" for port in ports)]
         # The engine's speaker route sends the whole piece ahead (the look-ahead covers it).
@@ -51,15 +44,14 @@ def longform_sync(items, work, seconds, jitter_ms):
         cpu_after = [cpu_seconds(process.pid) for process in speakers]
         recording.stop()
     finally:
-        for process in [sender, impairment]:
-            if process is not None:
-                process.terminate()
-                process.wait()
+        if sender is not None:
+            sender.terminate()
+            sender.wait()
+        if impaired is not None:
+            impaired.close()
         for process in speakers:
             process.kill()
             process.wait()
-        if host is not None:
-            host.close()
         server.kill()
         server.wait()
     fills = [float(rate) for _, rate in re.findall(FILL_LINE, open(sender_log).read())]
