@@ -6,7 +6,7 @@ offset against the first, per 100 ms window from the first audible frame, is the
 whitened cross-correlation, refined to a fraction of a sample; the correlation at that offset says
 whether the audio is the same (shifted) or not (stretched, or another part of the music)."""
 import os, statistics, subprocess, time
-from ..common import LONGFORM, ImpairedSender, start_pulse, start_speaker, sync_music, percentile
+from ..common import LONGFORM, speaker_sender, start_pulse, start_speaker, sync_music, percentile
 
 ROOM_SINK = "rooms"
 ROOM_NAMES = ["a", "b", "c"]
@@ -220,14 +220,8 @@ def longform_start(work, env, address, music, index, seconds, skews, jitter_ms=0
             processes.append(process)
             ports.append(port)
         sender_log = os.path.join(work, f"start-{index:02d}-sender.log")
-        command = [LONGFORM, "play", "--state", os.path.join(work, f"start-state-{index:02d}"), music]
-        sender_env = dict(env)
-        if jitter_ms:
-            impaired = ImpairedSender(ports, jitter_ms)
-            command = impaired.wrapper + command + ["--route", impaired.route]
-            sender_env.update(impaired.env)
-        else:
-            command += ["--route", "speaker:" + ",".join(f"127.0.0.1:{port}" for port in ports)]
+        command, sender_env, impaired = speaker_sender([LONGFORM, "play", "--state", os.path.join(work, f"start-state-{index:02d}"), music],
+                                                       env, ports, jitter_ms)
         processes.append(subprocess.Popen(command, env=sender_env, stdout=open(sender_log, "w"), stderr=subprocess.STDOUT))
         time.sleep(seconds)
     finally:

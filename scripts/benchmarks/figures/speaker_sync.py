@@ -4,7 +4,7 @@ in a network namespace; the sink's monitor is recorded and the channels cross-co
 second, beside Snapcast's pair on the same sink and music (`peers/snapcast.py`)."""
 import os, re, subprocess, time
 from ..common import (
-    LONGFORM, cpu_seconds, peak_memory_kib, start_pulse, start_speaker, ImpairedSender, sync_music,
+    LONGFORM, cpu_seconds, peak_memory_kib, start_pulse, start_speaker, speaker_sender, sync_music,
     pair_offsets, offset_figures, describe_offsets, Recording, FILL_LINE)
 from ..peers.snapcast import snapcast_sync
 
@@ -25,14 +25,8 @@ def longform_sync(items, work, seconds, jitter_ms):
             ports.append(port)
         music = sync_music(items, work, seconds)
         recording = Recording(address, work, f"sync-longform-{jitter_ms:g}ms", latency_msec=None)
-        command = [LONGFORM, "play", "--lookahead", str(seconds + 20), "--state", os.path.join(work, f"sync-state-{jitter_ms:g}"), music]
-        sender_env = dict(env)
-        if jitter_ms:
-            impaired = ImpairedSender(ports, jitter_ms)
-            command = impaired.wrapper + command + ["--route", impaired.route]
-            sender_env.update(impaired.env)
-        else:
-            command += ["--route", "speaker:" + ",".join(f"127.0.0.1:{port}" for port in ports)]
+        command, sender_env, impaired = speaker_sender(
+            [LONGFORM, "play", "--lookahead", str(seconds + 20), "--state", os.path.join(work, f"sync-state-{jitter_ms:g}"), music], env, ports, jitter_ms)
         # The engine's speaker route sends the whole piece ahead (the look-ahead covers it).
         sender_log = os.path.join(work, f"sync-sender-{jitter_ms:g}ms.log")
         sender = subprocess.Popen(command, env=sender_env, stdout=open(sender_log, "w"), stderr=subprocess.STDOUT)
