@@ -533,4 +533,3 @@ public struct SpeakerSession: Sendable {
         return .success(format.encoding.decode(samples))
     }
 }
-
