@@ -75,17 +75,24 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
     public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
         stop(waiting: true) // a route started again: its old thread is woken and gone first
         let keepsTime = flushBehavior == .keepsTime
-        let stream = try PulseStream(route: name, sink: sink, format: format, requestSeconds: writeDuration, sinkLatencySeconds: sinkLatency,
-                                     playsThroughFlushes: keepsTime)
-        connection.value = stream
-        let format = format, clock = clock, logger = logger, name = name, rewinds = rewinds
+        let format = format, clock = clock, logger = logger, name = name, rewinds = rewinds, connection = connection
         let sizes = PulseWritePlan.Sizes(sampleRate: format.sampleRate, channelCount: format.channelCount,
                                          writeDuration: writeDuration, bufferDuration: bufferDuration)
         let bufferFrames = Int(Double(format.sampleRate) * (bufferDuration + 0.1))
+        let sinkLatencyFrames = Int64(Double(format.sampleRate) * sinkLatency)
+        let openStream = { @Sendable [sink, writeDuration, sinkLatency] () throws(RouteError) -> PulseStream in
+            try PulseStream(route: name, sink: sink, format: format, requestSeconds: writeDuration, sinkLatencySeconds: sinkLatency,
+                            playsThroughFlushes: keepsTime)
+        }
+        // A stream that cannot open at the start is the caller's error; one that fails later is
+        // opened again by the route's thread (see `reopenedStream`).
+        connection.value = try openStream()
         rewinds.reset()
         // The driver of a `PulseWritePlan`: waits for the server, hands the plan each event and
         // carries out what it says. The rules are the plan's.
         thread.start(name: "longform.route.pulse", clock: clock) { thread in
+            guard var stream = connection.value else { return }
+            var openedAt = HostClock.now()
             var buffer = [Float](repeating: 0, count: bufferFrames * format.channelCount)
             var plan = PulseWritePlan(sizes: sizes)
             var heardFilter = HeardFrameFilter(sampleRate: format.sampleRate)
@@ -94,7 +101,21 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                 for report in stream.takeTimingReports() { _ = heardFilter.add(frame: report.frame, heardAt: report.hostTime) }
                 if let point = heardFilter.point(near: HostClock.now()) { clock.update(frame: point.frame, heardAtHostTime: point.hostTime, rate: point.rate) }
             }
-            do {
+            // Keeping time, a stream opened again plays silence until its first timing report: the
+            // time its first frame is heard is known only then (15 to 20 ms later than the last
+            // report's latency on a null sink; audio placed by a guess played that far off the
+            // other rooms for 0.3 s).
+            var isSilentUntilTheClockRuns = false
+            func render(_ samples: UnsafeMutableBufferPointer<Float>, frameCount: Int, atRouteFrame frame: Int64) {
+                if isSilentUntilTheClockRuns && !clock.isRunning {
+                    samples.update(repeating: 0)
+                } else {
+                    isSilentUntilTheClockRuns = false
+                    _ = source.render(into: samples, frameCount: frameCount, atRouteFrame: frame)
+                }
+            }
+            // Writes until the route stops (returns) or the stream fails (throws).
+            func play() throws(RouteError) {
                 while !thread.shouldStop {
                     let writable = try stream.waitUntilWritable(minimumFrames: plan.minimumWritableFrames)
                     if thread.shouldStop { break }
@@ -118,7 +139,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                                 return nil
                             }
                             let samples = UnsafeMutableBufferPointer(rebasing: pointer[0..<(write.frameCount * format.channelCount)])
-                            plan.fill(samples, for: write) { _ = source.render(into: $0, frameCount: $1, atRouteFrame: $2) }
+                            plan.fill(samples, for: write, render: render)
                             if keepsTime {
                                 try stream.flush(thenWriting: UnsafeBufferPointer(samples), atFrame: write.startFrame)
                             } else {
@@ -142,9 +163,9 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                         let deadline = max(clock.hostTime(ofFrame: frameHeard), HostClock.now() + 10_000_000)
                         if let target = rewinds.wait(untilNanoseconds: deadline) { rewinds.post(frame: target) }
                     case .write(let write):
-                        try buffer.withUnsafeMutableBufferPointer { pointer in
+                        try buffer.withUnsafeMutableBufferPointer { pointer throws(RouteError) in
                             let samples = UnsafeMutableBufferPointer(rebasing: pointer[0..<(write.frameCount * format.channelCount)])
-                            plan.fill(samples, for: write) { _ = source.render(into: $0, frameCount: $1, atRouteFrame: $2) }
+                            plan.fill(samples, for: write, render: render)
                             try stream.write(UnsafeBufferPointer(samples))
                         }
                         plan.wrote(write)
@@ -152,12 +173,77 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                         updateClock()
                     }
                 }
-            } catch {
-                logger.error("\(name): \(error)")
+            }
+            while true {
+                do throws(RouteError) {
+                    try play()
+                    break
+                } catch {
+                    if thread.shouldStop { break }
+                    logger.error("\(name): \(error.reason); opening the stream again")
+                    // Keeping every frame, the clock stands at the frame heard, and the new stream
+                    // goes on from the one the server was about to play (the sink's latency, as
+                    // last reported, further); keeping time, it runs on until the new stream (corked
+                    // until its first write) opens, which starts at the frame due when it plays.
+                    if !keepsTime { clock.standStill() }
+                    let failedAt = HostClock.now()
+                    let latencyFrames = stream.sinkLatencyFrames ?? sinkLatencyFrames
+                    let stoppedFrame = min(plan.frame, clock.currentFrame() + latencyFrames)
+                    // A stream that fails within a second of opening is not opened again at once:
+                    // a server that kills every new stream would have the thread spin.
+                    let firstDelay: UInt64 = failedAt - openedAt < 1_000_000_000 ? 1_000_000_000 : 0
+                    guard let reopening = Self.reopenedStream(thread: thread, rewinds: rewinds, logger: logger, name: name, firstDelay: firstDelay, open: { () throws(RouteError) in
+                        let opened = try openStream()
+                        let resume = keepsTime && clock.isRunning ? clock.currentFrame() + latencyFrames : stoppedFrame
+                        opened.setFirstFrame(resume)
+                        return (opened, resume)
+                    }) else { break }
+                    let (reopened, resume) = reopening
+                    openedAt = HostClock.now()
+                    stream = reopened
+                    connection.value = reopened
+                    // (Keeping time, what was written was placed by the old stream's clock.)
+                    plan.streamReopened(resumingAt: resume, replaysWhatWasWritten: !keepsTime)
+                    heardFilter.streamRestarted()
+                    // Keeping time too, the clock stands until the new stream's first report: what a
+                    // speaker placed meanwhile is placed again once its clock runs.
+                    clock.standStill()
+                    isSilentUntilTheClockRuns = keepsTime
+                    clock.noteFramesRendered(plan.frame)
+                    let seconds = Double(HostClock.now() - failedAt) / 1e9
+                    logger.info("\(name): the stream is open again after \(String(format: "%.2f", seconds)) s, from frame \(resume)")
+                }
             }
             // Stopping is immediate: what the server still holds is past the end the timeline reached.
             try? stream.flush()
         }
+    }
+
+    /// A stream opened by `open` (with the frame it starts at) after `firstDelay` nanoseconds,
+    /// tried again after 50 ms, then twice as long each time up to 2 s, until it opens or the
+    /// route stops (nil). Rewinds posted meanwhile are posted again for the new stream.
+    private static func reopenedStream(thread: RouteThread, rewinds: RewindSignal, logger: Logger, name: String, firstDelay: UInt64,
+                                       open: () throws(RouteError) -> (PulseStream, Int64)) -> (PulseStream, Int64)? {
+        var delay = firstDelay
+        var heldRewind: Int64?
+        var lastReason: String?
+        defer { if let heldRewind { rewinds.post(frame: heldRewind) } }
+        while !thread.shouldStop {
+            let deadline = HostClock.now() + delay
+            while !thread.shouldStop && HostClock.now() < deadline {
+                if let target = rewinds.wait(untilNanoseconds: deadline) { heldRewind = min(heldRewind ?? target, target) }
+            }
+            if thread.shouldStop { break }
+            do {
+                return try open()
+            } catch {
+                // Said once per reason: a server that is gone is tried every 2 s for as long as it takes.
+                if error.reason != lastReason { logger.warning("\(name): cannot open the stream again: \(error.reason); trying again") }
+                lastReason = error.reason
+            }
+            delay = max(50_000_000, min(2 * delay, 2_000_000_000))
+        }
+        return nil
     }
 
     /// Renders again from `frame`; see `RewindableRoute`.
@@ -177,6 +263,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
         let stream = connection.value
         thread.stop(waiting: false)
         stream?.interrupt()
+        rewinds.interrupt() // a thread waiting to open its stream again
         if waiting {
             thread.stop(waiting: true)
             connection.value = nil

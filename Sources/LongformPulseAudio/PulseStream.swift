@@ -8,8 +8,10 @@ import LongformRendering
 /// lock; the stream's callbacks wake the thread that waits in `waitUntilWritable`, and keep the
 /// timing reports for `takeTimingReports`.
 ///
-/// Frames are counted by the stream's write index: the first frame written is frame 0, and a
-/// flush sets the next one back to the frame the server was about to play.
+/// Frames are counted by the stream's write index from its first frame: the first frame written is
+/// that one (0 unless `setFirstFrame` says otherwise: a stream opened again after one failed goes
+/// on from the route's frame), and a flush sets the next one back to the frame the server was
+/// about to play.
 final class PulseStream: @unchecked Sendable {
     private let mainloop: OpaquePointer
     private var context: OpaquePointer?
@@ -17,11 +19,16 @@ final class PulseStream: @unchecked Sendable {
     private let route: String
     private let frameBytes: Int
     private let sampleRate: Int
+    /// The frame the stream's first byte is: frames are the write index's, offset by this.
+    private var firstFrame: Int64 = 0 // guarded by the mainloop lock
     /// Set by `interrupt()`, cleared by the waiter: another thread has something for the route's thread.
     private var isInterrupted = false // guarded by the mainloop lock
     /// Whether the stream waits for its first write: one that plays through flushes opens corked,
     /// and plays from that write on.
     private var isCorked: Bool // guarded by the mainloop lock
+    /// The sink's latency in the last timing report, in frames: how far the server's read index
+    /// is ahead of the frame heard.
+    private var lastSinkLatencyFrames: Int64? // guarded by the mainloop lock
     /// Timing reports not yet taken, oldest first.
     private var pendingReports: [(frame: Int64, hostTime: UInt64)] = [] // guarded by the mainloop lock
     /// Asks for timing reports every `reportInterval` while a stream that plays through flushes
@@ -150,6 +157,15 @@ final class PulseStream: @unchecked Sendable {
         RouteError(route: route, reason: String(cString: pa_strerror(context.map { pa_context_errno($0) } ?? Int32(PA_ERR_UNKNOWN.rawValue))))
     }
 
+    /// Numbers the stream's frames from `frame` (0 until called): the first frame written is that
+    /// one. Called before the first write, by a route that opens a stream again where the failed
+    /// one left off, once the new one is open (the frame due then is known only then).
+    func setFirstFrame(_ frame: Int64) {
+        lock()
+        firstFrame = frame
+        unlock()
+    }
+
     /// Waits until the server takes at least `minimumFrames` frames, or `interrupt()` is called;
     /// returns the frames it takes now (0 when interrupted before there was room).
     func waitUntilWritable(minimumFrames: Int) throws(RouteError) -> Int {
@@ -183,7 +199,7 @@ final class PulseStream: @unchecked Sendable {
     func write(_ samples: UnsafeBufferPointer<Float>, atFrame frame: Int64? = nil) throws(RouteError) {
         lock()
         defer { unlock() }
-        if let frame { try send(samples, seekingTo: frame * Int64(frameBytes), PA_SEEK_ABSOLUTE) } else { try send(samples, seekingTo: 0, PA_SEEK_RELATIVE) }
+        if let frame { try send(samples, seekingTo: byteOffset(ofFrame: frame), PA_SEEK_ABSOLUTE) } else { try send(samples, seekingTo: 0, PA_SEEK_RELATIVE) }
         askForTimingReport()
     }
 
@@ -191,8 +207,11 @@ final class PulseStream: @unchecked Sendable {
     func readFrame() throws(RouteError) -> Int64 {
         lock()
         defer { unlock() }
-        return try awaitTimingReport().read_index / Int64(frameBytes)
+        return try awaitTimingReport().read_index / Int64(frameBytes) + firstFrame
     }
+
+    /// The write index's byte offset of `frame`.
+    private func byteOffset(ofFrame frame: Int64) -> Int64 { (frame - firstFrame) * Int64(frameBytes) }
 
     /// Drops what the server holds and has not played, and waits for it; returns the frame the
     /// next write is played as (the server's write index, now back at the frame it was about to
@@ -205,7 +224,7 @@ final class PulseStream: @unchecked Sendable {
         // order, so the timing that comes back is the one after the flush (one round trip, not two).
         guard let flushing = pa_stream_flush(stream, nil, nil) else { throw contextError() }
         pa_operation_unref(flushing)
-        return try awaitTimingReport().write_index / Int64(frameBytes)
+        return try awaitTimingReport().write_index / Int64(frameBytes) + firstFrame
     }
 
     /// Asks for a timing report and waits for it (with the lock held); returns it.
@@ -240,7 +259,7 @@ final class PulseStream: @unchecked Sendable {
         defer { unlock() }
         guard let stream, let flushing = pa_stream_flush(stream, nil, nil) else { throw contextError() }
         pa_operation_unref(flushing)
-        if let samples { try send(samples, seekingTo: frame * Int64(frameBytes), PA_SEEK_ABSOLUTE) }
+        if let samples { try send(samples, seekingTo: byteOffset(ofFrame: frame), PA_SEEK_ABSOLUTE) }
         askForTimingReport()
     }
 
@@ -255,6 +274,15 @@ final class PulseStream: @unchecked Sendable {
             pa_operation_unref(uncorking)
             isCorked = false
         }
+    }
+
+    /// How many frames the server had read ahead of the frame heard (its sink's latency) at the
+    /// last timing report; nil before the first. Still known after the stream failed: the frames
+    /// up to there were played.
+    var sinkLatencyFrames: Int64? {
+        lock()
+        defer { unlock() }
+        return lastSinkLatencyFrames
     }
 
     /// The timing reports that came since the last call, oldest first, each as "this frame is
@@ -287,8 +315,8 @@ final class PulseStream: @unchecked Sendable {
     /// report itself (its read index less the sink's latency, at the time the server took it)
     /// rather than through libpulse's interpolation, whose smoother wanders by hundreds of
     /// microseconds, differently for each stream (two speakers on one sink drifted apart by that
-    /// much). Nil while the stream is not playing or libpulse marks its read index unknown. With
-    /// the lock held.
+    /// much). Nil while the stream is not playing or libpulse marks its read index unknown. Keeps
+    /// the report's sink latency (`sinkLatencyFrames`). With the lock held.
     private func timingReport() -> (frame: Int64, hostTime: UInt64)? {
         guard let stream, let timing = pa_stream_get_timing_info(stream), timing.pointee.playing != 0,
               timing.pointee.read_index_corrupt == 0 else { return nil }
@@ -296,7 +324,9 @@ final class PulseStream: @unchecked Sendable {
         // The frame heard then, to a fraction: the next whole frame is heard that much later.
         // (The sink's latency in whole frames, rounded down, gave that next frame the time of the
         // exact position: every report early by up to a frame.)
-        let heard = Double(report.read_index / Int64(frameBytes)) - Double(report.sink_usec) * Double(sampleRate) / 1e6
+        let latency = Double(report.sink_usec) * Double(sampleRate) / 1e6
+        let heard = Double(report.read_index / Int64(frameBytes) + firstFrame) - latency
+        lastSinkLatencyFrames = Int64(latency.rounded())
         let frame = Int64(heard.rounded(.up))
         let fraction = Int64(((Double(frame) - heard) * 1e9 / Double(sampleRate)).rounded())
         // The report's time is on the wall clock; the route's clocks are on the host clock.

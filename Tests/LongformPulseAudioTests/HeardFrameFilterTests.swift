@@ -250,6 +250,39 @@ import Testing
         #expect(abs(given.last!.rate - (1 + 7e-6)) < 2e-6, "rate at 30 s: \(given.last!.rate)")
     }
 
+    @Test func aStreamOpenedAgainStartsItsLineAtItsFirstReportAndKeepsTheRateFound() {
+        // 30 s of a device 7 ppm off (its rate fitted and given), then its stream fails and a new
+        // one plays 20 ms later against the old line, its first reports high again. Taken into the
+        // old fit, the new reports would be outliers until three agreed, and the rate would go
+        // back to the nominal one (or a young fit's) for seconds: a room reopened among others
+        // drifted 4 to 7 frames from them.
+        let skew = 7e-6, frameDuration = 1e9 / Double(Self.rate) / (1 + skew)
+        var filter = HeardFrameFilter(sampleRate: Self.rate)
+        var noise = Noise()
+        func report(at time: Double, shift: Double, high: Double) {
+            let frame = Int64(time * Double(Self.rate) * (1 + skew))
+            _ = filter.add(frame: frame, heardAt: UInt64(1e9 + Double(frame) * frameDuration + shift + high + 10_000 * noise.next()))
+        }
+        for tenth in 0..<300 { report(at: Double(tenth) / 10, shift: 0, high: max(0, 80_000 * (1 - Double(tenth) / 30))) }
+        let found = filter.point(near: 0)!.rate
+        #expect(abs(found - (1 + skew)) < 2e-6, "rate after 30 s: \(found)")
+        filter.streamRestarted()
+        #expect(filter.point(near: 0) == nil, "a line before the new stream's first report")
+        var errors: [Double] = [], rates: [Double] = []
+        for tenth in 305..<400 {
+            let time = Double(tenth) / 10
+            report(at: time, shift: 20e6, high: max(0, 80_000 * (1 - (time - 30.5) / 3)))
+            let frame = Int64(time * Double(Self.rate) * (1 + skew))
+            let point = filter.point(near: UInt64(1e9 + Double(frame) * frameDuration + 20e6))!
+            errors.append(abs(Double(point.hostTime) - (1e9 + Double(point.frame) * frameDuration + 20e6)))
+            rates.append(point.rate)
+        }
+        // The first report's line is its own: as high as that report, 80 µs or so.
+        #expect(errors.max()! < 100_000, "the new stream's line off its frames by up to \(errors.max()!) ns")
+        #expect(rates.prefix(40).allSatisfy { $0 == found }, "rates given in the new stream's first 4 s: \(Set(rates.prefix(40)))")
+        #expect(abs(rates.last! - (1 + skew)) < 2e-6, "rate 9 s after the stream opened again: \(rates.last!)")
+    }
+
     @Test func aLateReportAloneInTheNewestSlotDoesNotGiveAYoungFitsRate() {
         // A room's null sink in CI's three-room test, on a loaded host: its reports (frame, host
         // time in ns, from the first), read ten times a second and after each write. At 2.5 s the

@@ -153,20 +153,10 @@ import Testing
     /// stream waits for the write after a flush, so a late one is heard late, not lost).
     @Test func aPauseAndAResumeLoseAndRepeatNothing() throws {
         let (monitor, _, renderer, synchronizer) = try Self.recordedPlayback()
-        // 3 s whose left samples count 1, 2, … 30000, 1, 2, …: every frame is told apart from
-        // its neighbours and from silence.
-        let frames = 44_100 * 3, period = 30_000
-        let samples = (0..<frames).flatMap { frame -> [Float] in
-            let value = Float(1 + frame % period) / 32_768
-            return [value, value]
-        }
-        renderer.enqueue(SampleBuffer(pcmFormat: AudioFormat(sampleRate: 44_100, channelCount: 2), planes: [samples.withUnsafeBytes { Array($0) }],
-                                      frameCount: frames, presentationTime: .zero))
+        let frames = 44_100 * 3, period = Self.countingPeriod
+        renderer.enqueue(Self.counting(frames: frames))
         synchronizer.setRate(1, time: .zero)
-        func wait(untilSeconds seconds: Double) {
-            let deadline = Date(timeIntervalSinceNow: 6)
-            while synchronizer.currentTime().seconds < seconds && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
-        }
+        func wait(untilSeconds seconds: Double) { Self.wait(for: synchronizer, untilSeconds: seconds) }
         wait(untilSeconds: 1)
         // A pause of a second (the route writes silence meanwhile, and takes it back at the
         // resume), then one of a millisecond (the resume lands in what the pause took back).
@@ -190,13 +180,47 @@ import Testing
         #expect(breaks.isEmpty, "the ramp breaks at \(breaks.prefix(3).map { "frame \($0.offset): \($0.element.0) → \($0.element.1)" })")
         // The long pause is heard as one silence of about its length: the resume took back the
         // silence the route had written ahead.
-        let first = try #require(left.firstIndex { $0 != 0 }), last = try #require(left.lastIndex { $0 != 0 })
-        var longestSilence = 0, run = 0
-        for sample in left[first...last] {
-            run = sample == 0 ? run + 1 : 0
-            longestSilence = max(longestSilence, run)
-        }
+        let longestSilence = try #require(Self.longestSilence(in: left))
         #expect(abs(Double(longestSilence) / 44_100 - 1) < 0.05, "the one-second pause came out as \(Double(longestSilence) / 44_100) s of silence")
+    }
+
+    /// A stream the server kills (as `pactl kill-sink-input` does, or a sink that goes away) is
+    /// opened again at once, and the route plays on from the frame the server was about to play:
+    /// before, the route's thread ended and it stayed silent for good.
+    @Test func aStreamTheServerKillsIsOpenedAgainAndPlaysOnFromWhereItStopped() throws {
+        let server = try PulseAudioServer.start()
+        // A sink of its own, so that the stream killed is the route's.
+        let sink = "longform_reopen_\(UUID().uuidString.prefix(8))"
+        let module = try ExternalTool.check("pactl", ["--server", server, "load-module", "module-null-sink", "sink_name=\(sink)", "rate=44100",
+                                                      "channels=2", "norewinds=1"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        defer { _ = try? ExternalTool.run("pactl", ["--server", server, "unload-module", module]) }
+        let monitor = try MonitorRecording(server: server, source: sink + ".monitor")
+        let renderer = AudioRenderer(route: PulseAudioRoute(sink: sink))
+        let synchronizer = RenderSynchronizer()
+        try synchronizer.addRenderer(renderer)
+        let frames = 44_100 * 4, period = Self.countingPeriod
+        renderer.enqueue(Self.counting(frames: frames))
+        synchronizer.setRate(1, time: .zero)
+        Self.wait(for: synchronizer, untilSeconds: 1.5)
+        #expect(try PulseAudioServer.killStreams(on: sink, server: server) == 1)
+        Self.wait(for: synchronizer, untilSeconds: 4, timeout: 10)
+        Thread.sleep(forTimeInterval: 0.3)
+        synchronizer.removeRenderer(renderer, at: .invalid)
+        let recorded = monitor.finish(covering: 0)
+        let left = stride(from: 0, to: recorded.count, by: 2).map { recorded[$0] }
+
+        // The ramp breaks once, where the stream was killed, and goes on from about where it
+        // stopped: what the sink had taken ahead of the frame heard (its latency, 25 ms asked
+        // for) is the most that may be lost or repeated.
+        let heard = left.filter { $0 != 0 }
+        let breaks = zip(heard, heard.dropFirst()).enumerated().filter { $0.element.1 != $0.element.0 % Int32(period) + 1 }
+        let skips = breaks.map { Int(($0.element.1 - $0.element.0 - 1 + Int32(period) * 3 / 2) % Int32(period)) - period / 2 }
+        #expect(breaks.count <= 1, "the ramp breaks at \(breaks.prefix(3).map { "frame \($0.offset): \($0.element.0) → \($0.element.1)" })")
+        #expect(skips.allSatisfy { abs($0) <= 2_205 }, "frames lost (+) or repeated (−) where the stream was killed: \(skips)")
+        #expect(abs(heard.count - frames) <= 2_205, "\(heard.count) frames came out of \(frames)")
+        // The stream was open again within half a second.
+        let longestSilence = try #require(Self.longestSilence(in: left))
+        #expect(longestSilence < 22_050, "the route was silent for \(Double(longestSilence) / 44_100) s after its stream was killed")
     }
 
     /// Restarts at media time 0, as the player's next or remove does: the route resumes a little
@@ -241,6 +265,37 @@ import Testing
         for run in levelRuns where !firstRuns.contains(where: { $0.value == run.value }) { firstRuns.append(run) }
         #expect(firstRuns.map(\.value) == levels, "levels came out as \(described)")
         #expect(firstRuns.allSatisfy { $0.frames >= 44_100 / 5 }, "a level came out first in a stretch under 0.2 s: \(described)")
+    }
+
+    /// The counting ramp's period: its left samples count 1, 2, … 30,000, 1, 2, …
+    static let countingPeriod = 30_000
+
+    /// `frames` of the counting ramp from media time 0: every frame is told apart from its
+    /// neighbours and from silence.
+    static func counting(frames: Int) -> SampleBuffer {
+        let samples = (0..<frames).flatMap { frame -> [Float] in
+            let value = Float(1 + frame % countingPeriod) / 32_768
+            return [value, value]
+        }
+        return SampleBuffer(pcmFormat: AudioFormat(sampleRate: 44_100, channelCount: 2), planes: [samples.withUnsafeBytes { Array($0) }],
+                            frameCount: frames, presentationTime: .zero)
+    }
+
+    /// The longest run of silent samples between the first sound in `samples` and the last (nil: no sound).
+    static func longestSilence(in samples: [Int32]) -> Int? {
+        guard let first = samples.firstIndex(where: { $0 != 0 }), let last = samples.lastIndex(where: { $0 != 0 }) else { return nil }
+        var longest = 0, run = 0
+        for sample in samples[first...last] {
+            run = sample == 0 ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        return longest
+    }
+
+    /// Waits until `synchronizer`'s time reaches `seconds`, or `timeout` seconds have passed.
+    static func wait(for synchronizer: RenderSynchronizer, untilSeconds seconds: Double, timeout: Double = 6) {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while synchronizer.currentTime().seconds < seconds && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
     }
 
     /// A renderer and synchronizer playing to the test server's sink, and its monitor recorded.

@@ -154,4 +154,35 @@ import Testing
         #expect(server.samples[529] == Server.mark(529, pass: 1))
         #expect(server.samples[530] == Server.mark(530, pass: 2))
     }
+
+    /// A stream opened again after the old one failed: a route that keeps every frame writes what
+    /// it had written from the frame the old one stopped at, as it was, then renders on; a later
+    /// flush never writes before the new stream's first frame, though the history holds it.
+    @Test func aStreamOpenedAgainGoesOnFromWhereTheOldOneStoppedAsItWas() throws {
+        var server = Server()
+        _ = server.room(2000, heard: 0)
+        _ = server.room(1900, heard: 0)
+        server.pass = 2
+        server.samples = [:] // the new stream holds nothing
+        server.plan.streamReopened(resumingAt: 500, replaysWhatWasWritten: true)
+        #expect(server.plan.minimumWritableFrames == 1)
+        #expect(server.room(2100, heard: 500) == Self.write(500, 1600, replayed: 1500))
+        for frame in Int64(500)..<2000 { #expect(server.samples[frame] == Server.mark(frame, pass: 1)) }
+        for frame in Int64(2000)..<2100 { #expect(server.samples[frame] == Server.mark(frame, pass: 2)) }
+        // Heard 500, the write with a flush would start 2 frames behind it: before the stream's first.
+        let flushed = server.rewind(to: 700, resume: 600, heard: 500)
+        #expect(try #require(flushed).write == Self.write(600, 200, replayed: 100))
+    }
+
+    /// A route that keeps time renders a stream opened again anew from the frame due when it plays:
+    /// what it had written was placed by the old stream's clock.
+    @Test func aStreamOpenedAgainThatKeepsTimeRendersAnew() {
+        var server = Server()
+        _ = server.room(2000, heard: 0)
+        _ = server.room(1900, heard: 0)
+        server.pass = 2
+        server.plan.streamReopened(resumingAt: 800, replaysWhatWasWritten: false)
+        #expect(server.room(2100, heard: 800) == Self.write(800, 100))
+        #expect(server.samples[800] == Server.mark(800, pass: 2))
+    }
 }

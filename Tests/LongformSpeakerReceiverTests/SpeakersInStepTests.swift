@@ -107,14 +107,20 @@ import Testing
     }
 
     /// Three speakers (each with `extraArguments`, such as a clock skew) on the rooms of a fresh
-    /// test server, fed a ramp of `seconds` by `longform play`; what the rooms played.
-    static func playRamp(seconds: Double, extraArguments: [[String]] = [[], [], []]) throws -> Played {
+    /// test server, fed a ramp of `seconds` by `longform play`, while `meanwhile` runs on a thread
+    /// of its own from the start with the server and the rooms' sinks; what the rooms played.
+    static func playRamp(seconds: Double, extraArguments: [[String]] = [[], [], []],
+                         meanwhile: (@Sendable (_ server: String, _ roomSinks: [String]) -> Void)? = nil) throws -> Played {
         let server = try PulseAudioServer.start()
         let rooms = try Rooms(server: server)
         let ramp = try RampAudio.file(named: "rooms-ramp-\(Int(seconds))s", seconds: seconds)
         let monitor = try MonitorRecording(server: server, source: rooms.sink + ".monitor", channelCount: 6, channelMap: rooms.channelMap)
         let speakers = try zip(roomNames, extraArguments).map { try SpeakerProcess(name: "room-\($0)", route: "pulse:" + rooms.room($0), extraArguments: $1) }
         defer { speakers.forEach { $0.stop() } }
+        if let meanwhile {
+            let roomSinks = roomNames.map(rooms.room)
+            Thread { meanwhile(server, roomSinks) }.start()
+        }
         let play = try SpeakerProcess.play(ramp, to: speakers)
         #expect(play.status == 0, "\(play.output)\(play.errorOutput)")
         Thread.sleep(forTimeInterval: 0.5)
@@ -171,6 +177,32 @@ import Testing
         #expect(!spreads.isEmpty && spreads[spreads.count / 2] <= 6, "from 10 s on, the median window's spread is \(spreads.isEmpty ? -1 : spreads[spreads.count / 2]) frames, over 6 (136 µs): \(played.table)")
         let jumps = played.jumps(over: 3, in: settled)
         #expect(jumps.isEmpty, "offsets jumped by more than 3 frames from 10 s on, at windows \(jumps.prefix(10)): \(played.table)")
+    }
+
+    /// A room whose stream the server kills (as `pactl kill-sink-input` does, or its sink going
+    /// away) opens it again and plays on in step: before, its speaker's route ended and the room
+    /// stayed silent to the end.
+    @Test func aRoomWhoseStreamTheServerKillsPlaysOnInStep() throws {
+        let played = try Self.playRamp(seconds: 8) { server, roomSinks in
+            Thread.sleep(forTimeInterval: 3)
+            _ = try? PulseAudioServer.killStreams(on: roomSinks[1], server: server)
+        }
+        #expect(played.windows.count >= 70, "the rooms played together for \(played.windows.count) windows of 100 ms, not the ramp's 8 s")
+        // Room b is silent for a stretch after the kill (its new stream plays silence until its
+        // first timing report says when its frames are heard), no more than half a second, and
+        // the others never are.
+        let late = played.lateWindows()
+        let others = late.filter { played.windows[$0][0] == nil || played.windows[$0][2] == nil }
+        #expect(others.isEmpty, "rooms a or c were silent in windows \(others.prefix(10))")
+        #expect(!late.isEmpty && late.count <= 5, "room b was silent in windows \(late.prefix(20)) (of 100 ms), not for one stretch of up to 0.5 s")
+        // From the first window it is back in, room b is in step, without a jump (measured: 1 to
+        // 3 frames apart from a; placed by a guess of the new stream's latency, it played 15 to
+        // 20 ms off for 0.3 s, and fitting the new stream's rate afresh drifted it 7 frames).
+        let settled = (late.last.map { $0 + 1 } ?? 0)..<played.windows.count
+        let apart = played.windowsApart(by: 4, in: settled)
+        #expect(!settled.isEmpty && apart.isEmpty, "rooms more than 4 frames apart in windows \(apart.prefix(10)) of \(settled): \(played.table)")
+        let jumps = played.jumps(over: 2, in: settled)
+        #expect(jumps.isEmpty, "offsets jumped at windows \(jumps.prefix(10)) of \(settled): \(played.table)")
     }
 
     /// Speakers whose buffers the fill keeps full (20 s each) stop a pause at its frame: the

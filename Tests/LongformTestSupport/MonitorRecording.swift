@@ -27,6 +27,12 @@ public final class MonitorRecording {
         while byteCount < 22_050 * channelCount && Date() < started { Thread.sleep(forTimeInterval: 0.02) }
     }
 
+    /// A recording a failed test never finished stops here: parec holds the test's output open,
+    /// and the test run would wait for it.
+    deinit {
+        if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) }
+    }
+
     /// Bytes recorded so far.
     public var byteCount: Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
 

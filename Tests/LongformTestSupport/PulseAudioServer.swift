@@ -54,4 +54,36 @@ public enum PulseAudioServer {
         server = address
         return address
     }
+
+    /// Has `server` kill every playback stream on `sink`, as `pactl kill-sink-input` does (and as
+    /// a sink that goes away does): each stream's client sees it fail. Returns how many it killed.
+    @discardableResult
+    public static func killStreams(on sink: String, server: String) throws -> Int {
+        // `pactl list short`: tab-separated, the index first; a sink input's second field is its sink's index.
+        func rows(_ kind: String) throws -> [[String]] {
+            try ExternalTool.check("pactl", ["--server", server, "list", "short", kind]).output
+                .split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }
+        }
+        guard let sinkIndex = try rows("sinks").first(where: { $0.count > 1 && $0[1] == sink })?.first else {
+            throw ExternalTool.Failure(description: "no sink \(sink) on \(server)")
+        }
+        let streams = try rows("sink-inputs").filter { $0.count > 1 && $0[1] == sinkIndex }.map { $0[0] }
+        guard !streams.isEmpty else { return 0 }
+        // pactl has no kill command; the server's command-line protocol has, on a socket of its own
+        // for as long as it takes.
+        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("longform-pulse-cli-\(UUID().uuidString.prefix(8))").path
+        let module = try ExternalTool.check("pactl", ["--server", server, "load-module", "module-cli-protocol-unix", "socket=\(socket)"])
+            .output.trimmingCharacters(in: .whitespacesAndNewlines)
+        defer { _ = try? ExternalTool.run("pactl", ["--server", server, "unload-module", module]) }
+        let commands = streams.map { "kill-sink-input \($0)\n" }.joined()
+        // The protocol answers only a failure (and closes once its input ends).
+        let script = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode()); s.shutdown(socket.SHUT_WR)
+            sys.stdout.write(b"".join(iter(lambda: s.recv(65536), b"")).decode())
+            """
+        let answer = try ExternalTool.check("python3", ["-c", script, socket, commands]).output
+        guard answer.isEmpty else { throw ExternalTool.Failure(description: "the server refused \(commands): \(answer)") }
+        return streams.count
+    }
 }

@@ -102,6 +102,11 @@ struct HeardFrameFilter: Sendable {
     private var reports: [(frame: Int64, time: Double)] = []
     /// The line, through the newest report's frame.
     private var line: (frame: Int64, time: Double, nanosecondsPerFrame: Double)?
+    /// The rate given until the fit is trusted: the nominal one, or the one given when the stream
+    /// was opened again (`streamRestarted`).
+    private var untrustedRate = 1.0
+    /// The line's rate when its stream was opened again, for the new stream's line.
+    private var restartedNanosecondsPerFrame: Double?
     /// The first of the outlying reports in a row, how many there have been, and the last one's frame.
     private var outliers: (frame: Int64, time: Double, count: Int, lastFrame: Int64)?
     /// The line's rate (frames per host-clock second over the nominal rate) as each of the last
@@ -127,7 +132,24 @@ struct HeardFrameFilter: Sendable {
         let (last, previous) = closedSlotRates
         let isEvident = abs(last - 1) > Self.evidentRateDeviation && abs(previous - 1) > Self.evidentRateDeviation && (last > 1) == (previous > 1)
         return (frame, UInt64(max(0, (line.time + Double(frame - line.frame) * line.nanosecondsPerFrame).rounded())),
-                isRateTrusted || isEvident ? last : 1)
+                isRateTrusted || isEvident ? last : untrustedRate)
+    }
+
+    /// The device's stream was opened again: its next report starts a new line at the rate found
+    /// so far (the device's rate did not change with the stream, and a new fit would give the
+    /// nominal one for seconds, which moved a room reopened among others 7 frames in 3 s), and
+    /// the old reports are forgotten (taken into the fit, a move of a few milliseconds would tilt
+    /// it for as long as they stay in the window).
+    /// Until that report there is no line (`point(near:)` is nil). The rate given is the one given
+    /// now until the new stream's fit is trusted: a new stream's first reports sit high, and its
+    /// young fit drifted a reopened room 4 frames from the others in 4 s.
+    mutating func streamRestarted() {
+        untrustedRate = point(near: 0)?.rate ?? untrustedRate
+        isRateTrusted = false
+        restartedNanosecondsPerFrame = line?.nanosecondsPerFrame ?? restartedNanosecondsPerFrame
+        line = nil
+        reports = []
+        outliers = nil
     }
 
     /// Takes the report "`frame` is heard at `hostTime`" and returns the host time the line gives
@@ -239,7 +261,7 @@ struct HeardFrameFilter: Sendable {
     /// Starts the line again at a report, taken as it is (at the rate of the line before, or the
     /// nominal one), and returns its time.
     private mutating func startLine(at frame: Int64, heardAt time: Double) -> UInt64 {
-        line = (frame, time, line?.nanosecondsPerFrame ?? nominalNanosecondsPerFrame)
+        line = (frame, time, line?.nanosecondsPerFrame ?? restartedNanosecondsPerFrame ?? nominalNanosecondsPerFrame)
         reports = [(frame, time)]
         outliers = nil
         return UInt64(max(0, time.rounded()))

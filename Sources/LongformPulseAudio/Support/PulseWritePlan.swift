@@ -90,6 +90,9 @@ struct PulseWritePlan {
     private(set) var isRefilling = true
     /// What was written, by route frame, for the frames a flush resumes at.
     private(set) var history: FrameHistory
+    /// The stream's first frame: nothing is written before it (a stream opened again starts at a
+    /// frame past the history's start).
+    private(set) var streamStartFrame: Int64 = 0
 
     /// A plan for a stream that has had nothing written.
     init(sizes: Sizes) {
@@ -133,10 +136,21 @@ struct PulseWritePlan {
         if let heardFrame {
             let behind = heardFrame - 2 * sizes.safetyFrames
             // (`replayEnd` is already at or past `resume`: from `behind` to there is all a replay.)
-            if behind < resume && history.holds(behind..<resume) { frame = behind }
+            if behind < resume && behind >= streamStartFrame && history.holds(behind..<resume) { frame = behind }
         }
         isRefilling = true
         return FlushOutcome(rewindMarginFrames: learntMargin, resumedAfterRewindTo: resume > target ? target : nil)
+    }
+
+    /// The stream failed and a new one starts at `resume`: the frame the old one was about to play
+    /// (a route that keeps every frame) or the one due when the new one starts (a route that keeps
+    /// time). What was written from there on is written again from the history, as after a flush,
+    /// if `replaysWhatWasWritten`; else it renders anew.
+    mutating func streamReopened(resumingAt resume: Int64, replaysWhatWasWritten: Bool) {
+        replayEnd = replaysWhatWasWritten && resume < frame && history.holds(resume..<frame) ? frame : resume
+        frame = resume
+        streamStartFrame = resume
+        isRefilling = true
     }
 
     /// The server has room for `writableFrames` (the route's buffer for `capacityFrames`);

@@ -69,6 +69,13 @@ public final class RouteClock: Sendable {
         }
     }
 
+    /// Stops the clock at the frame heard now until the next `update`: the route's device stopped
+    /// (its stream failed), and what it did not play is played when it starts again.
+    public func standStill() {
+        _ = currentFrame()
+        state.withLock { $0.isRunning = false }
+    }
+
     /// The device's frames per host-clock second over the nominal rate, as the route last said (1 until it does).
     public var rate: Double { state.withLock { $0.rate } }
 
