@@ -96,10 +96,19 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
             var buffer = [Float](repeating: 0, count: bufferFrames * format.channelCount)
             var plan = PulseWritePlan(sizes: sizes)
             var heardFilter = HeardFrameFilter(sampleRate: format.sampleRate)
-            // The clock from the server's timing reports, through the filter, read at now.
+            // The clock from the server's timing reports, through the filter, read at now. A move
+            // of the line of 50 µs or more at once, or of its rate by 20 ppm, is logged: a room out
+            // of step in its first seconds was traced to one.
             func updateClock() {
                 for report in stream.takeTimingReports() { _ = heardFilter.add(frame: report.frame, heardAt: report.hostTime) }
-                if let point = heardFilter.point(near: HostClock.now()) { clock.update(frame: point.frame, heardAtHostTime: point.hostTime, rate: point.rate) }
+                guard let point = heardFilter.point(near: HostClock.now()) else { return }
+                if clock.isRunning {
+                    let move = Int64(point.hostTime) - Int64(clock.hostTime(ofFrame: point.frame))
+                    if abs(move) >= 50_000 || abs(point.rate - clock.rate) > 20e-6 {
+                        logger.debug("\(name): the frame heard moved \(move / 1_000) µs, rate \(String(format: "%+.1f", (clock.rate - 1) * 1e6)) → \(String(format: "%+.1f", (point.rate - 1) * 1e6)) ppm")
+                    }
+                }
+                clock.update(frame: point.frame, heardAtHostTime: point.hostTime, rate: point.rate)
             }
             // Keeping time, a stream opened again plays silence until its first timing report: the
             // time its first frame is heard is known only then (15 to 20 ms later than the last

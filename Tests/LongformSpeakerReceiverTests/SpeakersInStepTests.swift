@@ -75,9 +75,13 @@ import Testing
         var windows: ArraySlice<[Int?]>
         var offsets: [[Int]?]
         var firstSounds: [Int?]
+        /// The speakers' logs (at debug level: their clocks once a second, their routes' moves), for a failure's message.
+        var logs: [String]
 
-        /// The offsets per window, for a failure's message.
-        var table: String { offsets.enumerated().map { "\($0.offset): \($0.element.map { "\($0)" } ?? "-")" }.joined(separator: ", ") }
+        /// The offsets per window and the speakers' logs, for a failure's message.
+        var table: String {
+            offsets.enumerated().map { "\($0.offset): \($0.element.map { "\($0)" } ?? "-")" }.joined(separator: ", ") + "; logs \(logs)"
+        }
 
         /// The windows from `first` on where a room was silent while another played.
         func lateWindows(from first: Int = 1) -> [Int] { windows.indices.filter { $0 >= first && windows[$0].contains(nil) } }
@@ -115,7 +119,9 @@ import Testing
         let rooms = try Rooms(server: server)
         let ramp = try RampAudio.file(named: "rooms-ramp-\(Int(seconds))s", seconds: seconds)
         let monitor = try MonitorRecording(server: server, source: rooms.sink + ".monitor", channelCount: 6, channelMap: rooms.channelMap)
-        let speakers = try zip(roomNames, extraArguments).map { try SpeakerProcess(name: "room-\($0)", route: "pulse:" + rooms.room($0), extraArguments: $1) }
+        let speakers = try zip(roomNames, extraArguments).map {
+            try SpeakerProcess(name: "room-\($0)", route: "pulse:" + rooms.room($0), extraArguments: ["--verbose"] + $1)
+        }
         defer { speakers.forEach { $0.stop() } }
         if let meanwhile {
             let roomSinks = roomNames.map(rooms.room)
@@ -134,7 +140,7 @@ import Testing
             guard let a = row[0], let b = row[1], let c = row[2] else { return nil }
             return [centered(b - a), centered(c - a), centered(c - b)]
         }
-        return Played(windows: played, offsets: offsets, firstSounds: firstSounds)
+        return Played(windows: played, offsets: offsets, firstSounds: firstSounds, logs: speakers.map(\.running.outputPath))
     }
 
     @Test func threeRoomsPlayInStepFromTheFirstFrameWithoutAJumpOrAStretch() throws {
@@ -144,7 +150,7 @@ import Testing
         // A room whose output could not take back its first frames in time (a debug build's
         // speaker is slow) joins within the first window, silent until then, never out of step.
         let late = played.lateWindows()
-        #expect(late.isEmpty, "a room was silent while another played in windows \(late.prefix(10)) (of 100 ms from the first sound); first sounds at frames \(played.firstSounds), phases \(played.windows.prefix(3))")
+        #expect(late.isEmpty, "a room was silent while another played in windows \(late.prefix(10)) (of 100 ms from the first sound); first sounds at frames \(played.firstSounds), phases \(played.windows.prefix(3)); logs \(played.logs)")
         // One frame is 22.7 µs; 4 frames, 91 µs, is within the goal of 100 µs.
         let apart = played.windowsApart(by: 4, in: all)
         #expect(apart.isEmpty, "rooms more than 4 frames apart in windows \(apart.prefix(10)); offsets b−a, c−a, c−b per window: \(played.table)")
@@ -154,7 +160,7 @@ import Testing
         // A stretch: a room's own phase moving more than 2 frames in 100 ms (on one host its drift
         // is a few ppm; correcting 1,000 ppm would move it 4.4 frames).
         for stretch in played.stretches(over: 2, in: all) where !stretch.windows.isEmpty {
-            Issue.record("room \(Self.roomNames[stretch.room]) moved against the sample clock at windows \(stretch.windows.prefix(10)): \(stretch.phases)")
+            Issue.record("room \(Self.roomNames[stretch.room]) moved against the sample clock at windows \(stretch.windows.prefix(10)): \(stretch.phases); logs \(played.logs)")
         }
     }
 
@@ -193,7 +199,7 @@ import Testing
         // the others never are.
         let late = played.lateWindows()
         let others = late.filter { played.windows[$0][0] == nil || played.windows[$0][2] == nil }
-        #expect(others.isEmpty, "rooms a or c were silent in windows \(others.prefix(10))")
+        #expect(others.isEmpty, "rooms a or c were silent in windows \(others.prefix(10)); logs \(played.logs)")
         #expect(!late.isEmpty && late.count <= 5, "room b was silent in windows \(late.prefix(20)) (of 100 ms), not for one stretch of up to 0.5 s")
         // From the first window it is back in, room b is in step, without a jump (measured: 1 to
         // 3 frames apart from a; placed by a guess of the new stream's latency, it played 15 to

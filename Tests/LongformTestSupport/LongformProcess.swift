@@ -12,7 +12,8 @@ public final class LongformProcess: @unchecked Sendable {
     public let process = Process()
     /// The first line of output that matched the pattern it was started with.
     public let readyLine: String
-    private let outputPath: String
+    /// The file its output (its log included) goes to.
+    public let outputPath: String
 
     /// Runs `longform` with `arguments` and waits (up to 20 s) for a line that matches the regular
     /// expression `readyPattern`; throws with what it printed if it ends or stays silent. With a

@@ -230,7 +230,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     private func sendStatus(_ status: SpeakerMessage, context: ChannelHandlerContext) {
         if case .status(let report) = status { sentReadyToPlay = report.isSynchronized }
         ticksSinceStatus = 0
-        logger.debug("speaker: status \(status)")
+        logger.trace("speaker: status \(status)") // (each tick: too many for debug)
         send(status, context: context)
     }
 
