@@ -140,8 +140,16 @@ public struct SpeakerSession: Sendable {
     /// Once it plays, what it holds is rendered again from its first changeable frame: it was
     /// placed by a clock that did not run (every frame's time long past), so an anchor that came
     /// meanwhile found no frame of it to rewind, and a room started up to 1.8 s late.
+    /// Where it read is forgotten too, so that it starts again from where the anchor says: a room
+    /// whose stream was opened again came back 1.5 ms off the others (restored to where it read
+    /// before, within the resync threshold) and was pulled into step at 1,000 ppm over 2 s.
     public var isOutputRunning = true {
-        didSet { if isOutputRunning && !oldValue { requestRewindToChangeableFrame() } }
+        didSet {
+            guard isOutputRunning && !oldValue else { return }
+            forgetOutput()
+            position = nil
+            drift.reset()
+        }
     }
     /// Whether the speaker can play a frame at the time an anchor gives: its clock is good and its
     /// output plays. A sender starts a group once every speaker is (see `status()`).
