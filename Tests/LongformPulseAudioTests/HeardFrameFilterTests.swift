@@ -314,4 +314,75 @@ import Testing
         let offNominal = given.filter { abs($0.rate - 1) > 50e-6 }
         #expect(offNominal.isEmpty, "rates given: \(offNominal.prefix(5).map { "frame \($0.frame): \(String(format: "%+.1f", ($0.rate - 1) * 1e6)) ppm" })")
     }
+
+    @Test func aHighFirstReportGivesWayToTheLowestOfItsSlot() {
+        // A room's null sink in CI's three-room test (frame, host time in ns from the first): the
+        // stream's first report came 190 µs above the next ones, in the same slot. Kept as the
+        // oldest report, it tilted the young line and its evident seed to +235 ppm at 1.6 s (the
+        // device ran 35 ppm fast), and the speaker drifted 9 frames from the other rooms.
+        let reports: [(frame: Int64, time: UInt64)] = [
+            (4256, 0), (5112, 19228376), (5304, 23578132), (7461, 72490691), (7496, 73286397), (7508, 73555436),
+            (7526, 73963614), (8709, 100800991), (9526, 119344078), (9560, 120109038), (9634, 121805068), (9639, 121876447),
+            (9652, 122184227), (13161, 201772372), (16445, 276218497), (17610, 302644746), (21543, 391798053), (22041, 403105515),
+            (26469, 503507057), (30891, 603777161), (32007, 629085289), (35347, 704809574), (39801, 805842297), (43610, 892221917),
+            (44333, 908562044), (48763, 1009036554), (53191, 1109430051), (55047, 1151522234), (57625, 1209978917), (62221, 1314221599),
+            (66533, 1411963701), (66675, 1415186661), (71148, 1516616876), (75572, 1616930336), (77929, 1670374048), (80013, 1717629933),
+            (84438, 1817959069), (88899, 1919118185), (89513, 1933294057), (93356, 2020182578), (97784, 2120579756), (101010, 2193724277),
+            (102212, 2220974207), (106635, 2321271991), (111059, 2421584776), (112547, 2455321277), (115500, 2522272372), (119923, 2622574167),
+            (124073, 2716662124), (124349, 2722929637), (128782, 2823461503), (133205, 2923754926), (135410, 2973744632), (137635, 3024514755),
+            (142074, 3124866377), (146520, 3225656357), (146712, 3230008068), (150980, 3326788757), (155416, 3427368331), (158376, 3494484528)]
+        var filter = HeardFrameFilter(sampleRate: Self.rate)
+        var given: [(frame: Int64, rate: Double, below: Double)] = []
+        for report in reports {
+            let lineTime = filter.add(frame: report.frame, heardAt: 1_000_000_000 + report.time)
+            given.append((report.frame, filter.point(near: 0)!.rate, Double(1_000_000_000 + report.time) - Double(lineTime)))
+        }
+        let offNominal = given.filter { abs($0.rate - 1) > 50e-6 }
+        #expect(offNominal.isEmpty, "rates given: \(offNominal.prefix(5).map { "frame \($0.frame): \(String(format: "%+.1f", ($0.rate - 1) * 1e6)) ppm" })")
+        // The reports' lower edge lies within 40 µs of one line throughout: a line far below a
+        // report is a tilted one.
+        let farBelow = given.filter { $0.below > 100_000 && $0.below < 200_000 }
+        #expect(farBelow.isEmpty, "line below the report by: \(farBelow.prefix(5).map { "frame \($0.frame): \(Int($0.below / 1000)) µs" })")
+    }
+
+    @Test func aLateReportAloneInTheNewestSlotDoesNotMoveAYoungLine() {
+        // Two rooms' null sinks in the three-room test (frame, host time in ns from the first). In
+        // the first, at 2.0 s, the first report of a slot came 410 µs late and the next, 18 ms
+        // later, on time: as the newest report, it set an evident seed (oldest to newest, −183 ppm)
+        // that moved the line 173 µs late and back. In the second, at 2.4 s, one came 3 ms late
+        // and the line moved 661 µs and back; the room played 8 frames off the others for a second.
+        let streams: [[(frame: Int64, time: UInt64)]] = [[
+            (3252, 0), (7712, 101159766), (8327, 115070345), (8349, 115594231), (8371, 116081092), (11390, 184586132),
+            (11412, 185032018), (11439, 185633273), (11443, 185760966), (11461, 186146124), (11484, 186677651), (12160, 202005459),
+            (13269, 227131837), (13322, 228340676), (13382, 229688230), (13451, 231252831), (13504, 232454600), (16619, 303130561),
+            (21049, 403542075), (25475, 503902541), (25950, 514666850), (29924, 604785194), (34348, 705102008), (35596, 733392333),
+            (38806, 806190444), (43241, 906737981), (47194, 996372164), (47688, 1007577616), (52130, 1108304255), (56555, 1208643721),
+            (58645, 1256030025), (61000, 1309437020), (65423, 1409732799), (69947, 1512316493), (70282, 1519906925), (74391, 1613079110),
+            (78810, 1713288835), (81811, 1781332742), (83234, 1813605945), (87670, 1914195518), (92120, 2015513202), (92925, 2033347175),
+            (96583, 2116303456), (101009, 2216664163), (104318, 2291688819), (105434, 2317126580), (109857, 2417296294), (114285, 2517701182),
+            (115933, 2555064801),
+        ], [
+            (3554, 0), (8061, 102221466), (10805, 164762704), (12515, 203228216), (13446, 224329963), (13465, 224747797),
+            (13478, 225045586), (16941, 303556334), (16942, 303569030), (16965, 304091552), (16980, 304431693), (19490, 361365818),
+            (19505, 361696944), (21370, 403998178), (25472, 496994056), (25796, 504351005), (30265, 605686543), (31567, 635220346),
+            (34717, 706671873), (39171, 807663566), (42173, 875706133), (43599, 908044393), (48051, 1009039789), (52476, 1109342583),
+            (53536, 1133366814), (56927, 1210254887), (61352, 1310597034), (64809, 1388996694), (65795, 1411384634), (70362, 1514899715),
+            (74798, 1615485586), (76236, 1648218321), (79247, 1716368259), (83675, 1816772423), (87707, 1908191273), (88122, 1917611764),
+            (92568, 2018422405), (96995, 2118808541), (99186, 2168477076), (101451, 2219842949), (105900, 2320752318), (110317, 2423892677),
+            (110649, 2428406026), (114757, 2521565607), (119177, 2621784684), (121888, 2683234597), (123626, 2722660353),
+        ]]
+        for (index, reports) in streams.enumerated() {
+            var filter = HeardFrameFilter(sampleRate: Self.rate)
+            // Where the line puts the last report's frame, after each report.
+            let reference = reports.last!.frame
+            var placed: [(frame: Int64, time: Double)] = []
+            for report in reports {
+                _ = filter.add(frame: report.frame, heardAt: 1_000_000_000 + report.time)
+                let point = filter.point(near: 1_000_000_000 + report.time)!
+                placed.append((report.frame, Double(point.hostTime) + Double(reference - point.frame) * 1e9 / Double(Self.rate) / point.rate))
+            }
+            let moves = zip(placed, placed.dropFirst()).filter { $0.0.frame >= 22_050 && abs($0.1.time - $0.0.time) > 50_000 }
+            #expect(moves.isEmpty, "stream \(index): the line moved: \(moves.prefix(5).map { "frame \($0.1.frame): \(Int(($0.1.time - $0.0.time) / 1000)) µs" })")
+        }
+    }
 }

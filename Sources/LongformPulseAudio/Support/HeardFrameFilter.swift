@@ -32,9 +32,11 @@ import LongformCore
 /// `maximumRateDeviation` (a speaker's clock on another crystal), and a report may be early by that
 /// much more before it counts as a move (late, 5 ms is already far more than the first seconds need).
 /// Meanwhile the line runs at the nominal rate, or, once the reports span `evidentSeedSpan`, at the
-/// slope from the oldest report to the newest if that is `evidentRateDeviation` off it: about a
-/// rate that far off, the lower half lies at one end of the reports, and the line through it misses
-/// the newest by more each second.
+/// slope from the oldest report to the newest (or to the one before, if that is nearer the nominal
+/// rate or the newest is alone in its slot, where a late one lies; see `seedSlope`) if that is `evidentRateDeviation` off it:
+/// about a rate that far off, the lower half lies at one end of the reports, and the line through it
+/// misses the newest by more each second. A slot keeps its lowest report, the stream's first slot
+/// too (its first report came up to 190 µs above the next).
 ///
 /// The rate it gives (`point(near:)`) is the nominal one until its fit is sure: a stream's first
 /// reports sit high (on a null sink, 80 µs above the line at first, 40 µs at 2 s, on it from 3 s),
@@ -78,7 +80,7 @@ struct HeardFrameFilter: Sendable {
     /// until then it is the previous line's, at first the nominal one.
     static let minimumRateSpan = 2.0
     /// Before a rate is fitted, the line takes the slope from the oldest report to the newest
-    /// once they span this much (seconds) and it is `evidentRateDeviation` off the nominal one:
+    /// (see `seedSlope`) once they span this much (seconds) and it is `evidentRateDeviation` off the nominal one:
     /// about the nominal rate, the lower half of a device 190 ppm off lay at the oldest end, and
     /// the line through it was 480 µs early at the newest report by the time a rate was fitted.
     static let evidentSeedSpan = 0.5
@@ -107,6 +109,8 @@ struct HeardFrameFilter: Sendable {
     private var untrustedRate = 1.0
     /// The line's rate when its stream was opened again, for the new stream's line.
     private var restartedNanosecondsPerFrame: Double?
+    /// How many reports the newest slot has had: the lowest of two or more is rarely a late one.
+    private var newestSlotReportCount = 0
     /// The first of the outlying reports in a row, how many there have been, and the last one's frame.
     private var outliers: (frame: Int64, time: Double, count: Int, lastFrame: Int64)?
     /// The line's rate (frames per host-clock second over the nominal rate) as each of the last
@@ -189,20 +193,28 @@ struct HeardFrameFilter: Sendable {
             // fit, the nominal rate or an evident seed's).
             closedSlotRates = (nominalNanosecondsPerFrame / current.nanosecondsPerFrame, closedSlotRates.last)
         }
-        if reports.count >= 2, isInNewestSlot {
-            // The newest report lies on the line's frame: its distance above the line is its time less the line's.
-            guard measured - predicted < newest.time - current.time else { return UInt64(max(0, predicted.rounded())) }
-            reports.removeLast()
+        newestSlotReportCount = isInNewestSlot ? newestSlotReportCount + 1 : 1
+        if isInNewestSlot {
+            // The newest report lies on the line's frame: its distance above the line is its time
+            // less the line's. (A stream's first report, alone, gives way too: it came up to 190 µs
+            // above the next ones, and as the oldest report it tilted the young line for seconds.)
+            if measured - predicted < newest.time - current.time {
+                reports[reports.count - 1] = (frame, measured)
+            } else if isRateFitted || newestSlotReportCount != 2 {
+                return UInt64(max(0, predicted.rounded()))
+            }
+            // (Or the newest report is now its slot's lowest of two: fitted again, a seed may take it.)
+        } else {
+            reports.append((frame, measured))
         }
-        reports.append((frame, measured))
         let tooOld = min(reports.prefix { measured - $0.time > Self.window }.count, max(0, reports.count - Self.minimumReports))
         reports.removeFirst(max(tooOld, reports.count - Self.maximumReports))
         let fitted = Self.fit(reports, nanosecondsPerFrame: current.nanosecondsPerFrame, isRateFitted: isRateFitted, nominal: nominalNanosecondsPerFrame,
-                              minimumRateFrames: minimumRateFrames, evidentSeedFrames: evidentSeedFrames)
+                              minimumRateFrames: minimumRateFrames, evidentSeedFrames: evidentSeedFrames, isNewestConfirmed: newestSlotReportCount >= 2)
         if fitted.isRateFitted { isRateFitted = true }
         if fitted.lowerHalfSpan >= Double(trustedRateFrames) { isRateTrusted = true }
         line = (fitted.frame, fitted.time, fitted.nanosecondsPerFrame)
-        return UInt64(max(0, fitted.time.rounded()))
+        return UInt64(max(0, (fitted.time + Double(frame - fitted.frame) * fitted.nanosecondsPerFrame).rounded()))
     }
 
     /// The line through the lower half of `reports`, through the newest report's frame: fitted to
@@ -213,21 +225,21 @@ struct HeardFrameFilter: Sendable {
     /// the rounds start from an evident seed (see `evidentSeedSpan`) and may start again from the
     /// slope of the oldest report to the newest.
     private static func fit(_ reports: [(frame: Int64, time: Double)], nanosecondsPerFrame: Double, isRateFitted wasFitted: Bool, nominal: Double,
-                            minimumRateFrames: Int64, evidentSeedFrames: Int64)
+                            minimumRateFrames: Int64, evidentSeedFrames: Int64, isNewestConfirmed: Bool)
         -> (frame: Int64, time: Double, nanosecondsPerFrame: Double, isRateFitted: Bool, lowerHalfSpan: Double) {
         let newest = reports[reports.count - 1]
         // Relative to the newest report, so that the sums keep their precision.
         let points = reports.map { (x: Double($0.frame - newest.frame), y: $0.time - newest.time) }
         var slope = nanosecondsPerFrame, intercept = 0.0, isRateFitted = false, isSeeded = wasFitted
         let limit = nominal * maximumRateDeviation
-        if !wasFitted, let seed = seedSlope(points, minimumSpan: Double(evidentSeedFrames)) {
+        if !wasFitted, let seed = seedSlope(points, minimumSpan: Double(evidentSeedFrames), nominal: nominal, isNewestConfirmed: isNewestConfirmed) {
             // Far off the nominal rate, the seed is nearer the device's than the nominal rate is
             // (see `evidentSeedSpan`); near it, the nominal rate errs alike for every stream on the device.
             slope = abs(seed - nominal) > nominal * evidentRateDeviation ? min(max(seed, nominal - limit), nominal + limit) : nominal
         }
         for _ in 0..<8 {
             let round = LowerEdgeFit.round(points, about: slope, keeping: (points.count + 1) / 2, minimumSpan: Double(minimumRateFrames))
-            if round.slope == nil, !isSeeded, let seed = seedSlope(points, minimumSpan: Double(minimumRateFrames)) {
+            if round.slope == nil, !isSeeded, let seed = seedSlope(points, minimumSpan: Double(minimumRateFrames), nominal: nominal, isNewestConfirmed: isNewestConfirmed) {
                 // Before any rate is fitted, about one far off the lower half lies at one end of the
                 // reports and spans too little to fit (a device 200 ppm off went unfitted for 35 s):
                 // the slope from the oldest report to the newest starts the rounds again. (Later,
@@ -251,11 +263,17 @@ struct HeardFrameFilter: Sendable {
         return (newest.frame, newest.time + intercept, slope, isRateFitted, (lowerHalf.max() ?? 0) - (lowerHalf.min() ?? 0))
     }
 
-    /// The slope from the oldest of `points` to the newest, or nil when they lie closer than
-    /// `minimumSpan` apart in x: each is its slot's lowest report, so a late one rarely moves it.
-    private static func seedSlope(_ points: [(x: Double, y: Double)], minimumSpan: Double) -> Double? {
-        guard let oldest = points.first, let newest = points.last, newest.x - oldest.x >= minimumSpan else { return nil }
-        return (newest.y - oldest.y) / (newest.x - oldest.x)
+    /// Of the slopes from the oldest of `points` to the one before the newest and to the newest
+    /// (if `isNewestConfirmed`, the lowest of two or more reports in its slot), those at least
+    /// `minimumSpan` apart in x, the one nearer `nominal`; nil when none spans that. A report alone
+    /// in its slot may be late: one 410 µs late set a seed of −183 ppm for a device on the host's
+    /// clock, and one 3 ms late a seed of +1,000 ppm; the line through each moved 170 and 660 µs
+    /// until the slot's next report came. (The others are their slots' lowest reports.)
+    private static func seedSlope(_ points: [(x: Double, y: Double)], minimumSpan: Double, nominal: Double, isNewestConfirmed: Bool) -> Double? {
+        guard let oldest = points.first else { return nil }
+        return points.dropFirst().dropLast(isNewestConfirmed ? 0 : 1).suffix(isNewestConfirmed ? 2 : 1)
+            .filter { $0.x - oldest.x >= minimumSpan }.map { ($0.y - oldest.y) / ($0.x - oldest.x) }
+            .min { abs($0 - nominal) < abs($1 - nominal) }
     }
 
     /// Starts the line again at a report, taken as it is (at the rate of the line before, or the
@@ -263,6 +281,7 @@ struct HeardFrameFilter: Sendable {
     private mutating func startLine(at frame: Int64, heardAt time: Double) -> UInt64 {
         line = (frame, time, line?.nanosecondsPerFrame ?? restartedNanosecondsPerFrame ?? nominalNanosecondsPerFrame)
         reports = [(frame, time)]
+        newestSlotReportCount = 1
         outliers = nil
         return UInt64(max(0, time.rounded()))
     }
