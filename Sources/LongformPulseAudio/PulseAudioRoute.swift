@@ -97,10 +97,13 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
             var plan = PulseWritePlan(sizes: sizes)
             var heardFilter = HeardFrameFilter(sampleRate: format.sampleRate)
             // The clock from the server's timing reports, through the filter, read at now. A move
-            // of the line of 50 µs or more at once, or of its rate by 20 ppm, is logged: a room out
-            // of step in its first seconds was traced to one.
+            // of the line of 50 µs or more at once, or of its rate by 20 ppm, is logged (each report
+            // at trace level): a room out of step in its first seconds was traced to one.
             func updateClock() {
-                for report in stream.takeTimingReports() { _ = heardFilter.add(frame: report.frame, heardAt: report.hostTime) }
+                for report in stream.takeTimingReports() {
+                    let lineTime = heardFilter.add(frame: report.frame, heardAt: report.hostTime)
+                    logger.trace("\(name): frame \(report.frame) heard at \(report.hostTime) ns; the line gives \(lineTime)")
+                }
                 guard let point = heardFilter.point(near: HostClock.now()) else { return }
                 if clock.isRunning {
                     let move = Int64(point.hostTime) - Int64(clock.hostTime(ofFrame: point.frame))

@@ -120,7 +120,7 @@ import Testing
         let ramp = try RampAudio.file(named: "rooms-ramp-\(Int(seconds))s", seconds: seconds)
         let monitor = try MonitorRecording(server: server, source: rooms.sink + ".monitor", channelCount: 6, channelMap: rooms.channelMap)
         let speakers = try zip(roomNames, extraArguments).map {
-            try SpeakerProcess(name: "room-\($0)", route: "pulse:" + rooms.room($0), extraArguments: ["--verbose"] + $1)
+            try SpeakerProcess(name: "room-\($0)", route: "pulse:" + rooms.room($0), extraArguments: ["--verbose", "--verbose"] + $1)
         }
         defer { speakers.forEach { $0.stop() } }
         if let meanwhile {

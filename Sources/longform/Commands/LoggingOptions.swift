@@ -4,16 +4,16 @@ import LongformCore
 
 /// Logging switches every command takes.
 struct LoggingOptions: ParsableArguments {
-    @Flag(name: .long, help: "Log the engine's actions in detail (debug level).")
-    var verbose = false
+    @Flag(name: .long, help: "Log the engine's actions in detail (debug level); given twice, also each timing report of an output and each status a speaker sends (trace level).")
+    var verbose: Int
 
     @Flag(name: .long, help: "Log every buffer enqueued into the renderer.")
     var logEnqueuer = false
 
-    /// Sends log lines to standard error: `defaultLevel` and above, debug with --verbose, per-buffer
-    /// lines with --log-enqueuer.
+    /// Sends log lines to standard error: `defaultLevel` and above, debug with --verbose, trace with
+    /// it twice, per-buffer lines with --log-enqueuer.
     func bootstrap(defaultLevel: Logger.Level = .info) {
-        let base: Logger.Level = verbose ? .debug : defaultLevel
+        let base: Logger.Level = verbose >= 2 ? .trace : verbose == 1 ? .debug : defaultLevel
         let enqueue: Logger.Level = logEnqueuer ? .trace : .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
