@@ -23,6 +23,25 @@ import Testing
         }
     }
 
+    @Test func aSpeakerIsKeptFilledAheadAndPlaysOnWithoutAGapPastEachLookAhead() throws {
+        // A 2 s look-ahead and 10 s of audio: once filled, the sender was asked for more only when
+        // the speaker had run down to 0.2 s, and sent 4,096 frames of silence each time (gaps of
+        // 93 to 388 frames every look-ahead; a 180 s one left a speaker 0.2 s from a gap every 3
+        // minutes, and a cut then was heard at once).
+        let ramp = try RampAudio.file(named: "route-ramp-10s", seconds: 10)
+        let speaker = try SpeakerProcess(name: "porch")
+        defer { speaker.stop() }
+        let play = try SpeakerProcess.play(ramp, to: [speaker], arguments: ["--lookahead", "2", "--verbose"])
+        #expect(play.status == 0, "\(play.output)\(play.errorOutput)")
+        #expect(!play.errorOutput.contains("nothing to send"), "the sender ran dry: \(play.errorOutput.split(separator: "\n").filter { $0.contains("nothing to send") })")
+        Thread.sleep(forTimeInterval: 0.5)
+        speaker.stop()
+        let played = try RampAudio.played(wav: speaker.outputPath)
+        let piece = try #require(played.pieces.first, "\(speaker.outputPath): nothing played")
+        #expect(played.pieces.count == 1 && piece.isContinuous(tolerance: 2), "a gap, a jump or a repeat: \(played)")
+        #expect(abs(piece.count - (10 * 44_100 - 1)) <= 45 + RampAudio.resamplingAllowance(piece.count), "\(played)")
+    }
+
     @Test func theArtworkOfWhatPlaysReachesTheSpeakerByteForByte() throws {
         // A FLAC whose cover is a PNG made here, then a WAV without one.
         let ramp = try RampAudio.file(named: "route-ramp-2s", seconds: 2)

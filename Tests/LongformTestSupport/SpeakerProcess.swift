@@ -27,11 +27,11 @@ public final class SpeakerProcess: @unchecked Sendable {
     public func endpoint(host: String = "127.0.0.1") -> String { "\(host):\(port)" }
 
     /// Runs `longform play` of `path` to `speakers` as one group, with a state directory of its
-    /// own, until it has played.
-    public static func play(_ path: String, to speakers: [SpeakerProcess]) throws -> ExternalTool.Result {
+    /// own and `arguments` (options of `play`), until it has played.
+    public static func play(_ path: String, to speakers: [SpeakerProcess], arguments: [String] = []) throws -> ExternalTool.Result {
         let state = TestAudio.path("route-state-\(UUID().uuidString.prefix(8))")
         return try ExternalTool.run(ExternalTool.longformExecutable,
-                                    ["play", "--route", "speaker:" + speakers.map { $0.endpoint() }.joined(separator: ","), "--state", state, path])
+                                    ["play", "--route", "speaker:" + speakers.map { $0.endpoint() }.joined(separator: ","), "--state", state] + arguments + [path])
     }
 
     /// What it printed so far.

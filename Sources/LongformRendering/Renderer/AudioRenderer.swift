@@ -526,7 +526,13 @@ public final class AudioRenderer: RouteRenderSource, @unchecked Sendable {
     }
 
     public func queuedFrameCount(fromRouteFrame routeFrame: Int64) -> Int64? {
-        state.withLock { state -> Int64? in
+        // A route asking is about to render, or waits for audio. On a rewindable route the renderer
+        // becomes ready as the frame heard moves on, not only as a read takes audio, and a route
+        // that reads only queued audio (the speaker route) read nothing more once filled: the
+        // client was asked again only at an underrun, and the speakers ran down to 0.2 s each
+        // look-ahead, then played a gap.
+        defer { scheduleRequestIfReady() }
+        return state.withLock { state -> Int64? in
             guard let timebase = state.synchronizer?.timebase, state.request != nil else { return nil }
             let (segment, nextChange) = timebase.segment(forTick: routeFrame)
             if segment.rate == 0 { return nextChange.map { max(0, $0 - routeFrame) } }
