@@ -432,11 +432,11 @@ class ImpairedSender:
         self.host.close()
 
 
-def speaker_sender(command, env, ports, jitter_ms):
+def speaker_sender(command, env, ports, jitter_ms, is_impaired=False):
     """A sender's `command` on a `speaker:` route to the speakers on `ports` here: on loopback, or
-    with `jitter_ms` behind an `ImpairedSender`, which the caller closes. Returns the command, its
-    environment and that sender (None on loopback)."""
-    if not jitter_ms:
+    with `jitter_ms` (or `is_impaired`) behind an `ImpairedSender`, which the caller closes. Returns
+    the command, its environment and that sender (None on loopback)."""
+    if not jitter_ms and not is_impaired:
         return command + ["--route", "speaker:" + ",".join(f"127.0.0.1:{port}" for port in ports)], dict(env), None
     impaired = ImpairedSender(ports, jitter_ms)
     return impaired.wrapper + command + ["--route", impaired.route], dict(env, **impaired.env), impaired

@@ -205,13 +205,16 @@ class RoomRecording:
         self.process.wait()
 
 
-def longform_start(work, env, address, music, index, seconds, skews, jitter_ms=0.0):
+def longform_start(work, env, address, music, index, seconds, skews, jitter_ms=0.0, cut=None):
     """One start: three speakers (each room's clock `skews` ppm fast) and a sender afresh, the
-    rooms' monitor recorded from before it; with `jitter_ms`, the sender in a namespace of its own
-    behind `scripts/impair`."""
+    rooms' monitor recorded from before it; with `jitter_ms` or `cut`, the sender in a namespace of
+    its own behind `scripts/impair`, and with `cut` (seconds in, seconds long) the link to it cut
+    for a while. Returns the recording's path and the recording's frames at the cut and at the
+    link's return (None without a cut)."""
     recording = RoomRecording(address, os.path.join(work, f"start-{index:02d}.raw"))
     processes = []
     impaired = None
+    moments = None
     try:
         time.sleep(0.5)
         ports = []
@@ -221,32 +224,73 @@ def longform_start(work, env, address, music, index, seconds, skews, jitter_ms=0
             ports.append(port)
         sender_log = os.path.join(work, f"start-{index:02d}-sender.log")
         command, sender_env, impaired = speaker_sender([LONGFORM, "play", "--state", os.path.join(work, f"start-state-{index:02d}"), music],
-                                                       env, ports, jitter_ms)
+                                                       env, ports, jitter_ms, is_impaired=cut is not None)
         processes.append(subprocess.Popen(command, env=sender_env, stdout=open(sender_log, "w"), stderr=subprocess.STDOUT))
-        time.sleep(seconds)
+        if cut is None:
+            time.sleep(seconds)
+        else:
+            at, length = cut
+            time.sleep(at)
+            moments = (recording.frame(), None)
+            impaired.host.cut()
+            time.sleep(length)
+            moments = (moments[0], recording.frame())
+            impaired.host.restore()
+            time.sleep(seconds - at - length)
     finally:
         for process in reversed(processes):
             process.kill()
             process.wait()
         if impaired is not None:
             impaired.close()
+        if impaired is not None and moments is not None and moments[1] is None:
+            impaired.host.restore()
         recording.stop()
-    return recording.path
+    return recording.path, moments
 
 
-def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms=0.0):
+def start_cut_figures(windows, first, moments):
+    """A start's figures around a cut of the link (`moments`: the recording's frames at the cut
+    and at the link's return; `first`: the first sound's): the windows with a room silent from the
+    cut to the end (a gap), the worst window during the cut, the worst from 5 s after the link
+    returned, and how long after it returned the rooms were last more than 100 µs apart."""
+    cut, restore = ((frame - first) // WINDOW for frame in moments)
+    def spread(row):
+        if any(value is None or value == SHARED_SILENCE for value in row) or min(value[1] for value in row) < MATCHED:
+            return None
+        pair = [value[0] for value in row]
+        return max(abs(pair[0]), abs(pair[1]), abs(pair[0] - pair[1]))
+    spreads = [spread(row) for row in windows]
+    during = [value for value in spreads[cut:restore] if value is not None]
+    settled = [value for value in spreads[restore + SETTLING_WINDOWS:] if value is not None]
+    apart = [index for index, value in enumerate(spreads) if index >= restore and value is not None and value > 100]
+    return {"cut_silent_windows": sum(any(value is None for value in row) for row in windows[cut:]),
+            "cut_worst_us": round(max(during), 1) if during else None,
+            "after_return_5s_worst_us": round(max(settled), 1) if settled else None,
+            "in_step_after_return_s": round((apart[-1] + 1 - restore) / 10, 1) if apart else 0.0}
+
+
+def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms=0.0, cut=None):
     """`starts` cold starts of three speakers, each measured from its first audible frame; each
     room's clock runs `skews` ppm fast (as though on crystals of their own), and with `jitter_ms`
-    the sender reaches them through `scripts/impair`."""
+    the sender reaches them through `scripts/impair`; with `cut` (seconds in, seconds long), the
+    link to the sender is cut once in each start."""
+    if cut is not None and seconds < cut[0] + cut[1] + 10:
+        raise ValueError(f"a start of {seconds} s is too short for a cut at {cut[0]:g} s of {cut[1]:g} s and 10 s after it")
     music = sync_music(items, work, seconds + 10)
     server, address = start_pulse(work, (), room_modules())  # no stereo null sink: the rooms' modules only
     env = dict(os.environ, PULSE_SERVER=address)
     runs = []
     try:
         for index in range(starts):
-            path = longform_start(work, env, address, music, index, seconds, skews, jitter_ms)
+            path, moments = longform_start(work, env, address, music, index, seconds, skews, jitter_ms, cut)
             windows, first = room_offsets(path)
             figures = start_figures(windows)
+            if moments is not None and first is not None:
+                figures.update(start_cut_figures(windows, first, moments))
+                print(f"speakers, start {index + 1}: link cut at {cut[0]:g} s for {cut[1]:g} s: {figures['cut_silent_windows']} windows with a room silent from the cut on, "
+                      f"worst {figures['cut_worst_us']} µs during it, {figures['after_return_5s_worst_us']} µs from 5 s after the link returned; "
+                      f"rooms last over 100 µs apart {figures['in_step_after_return_s']} s after it returned", flush=True)
             os.remove(path)
             runs.append(figures)
             print(f"speakers, start {index + 1} of {starts}: {figures['windows']} matched windows of 100 ms "
@@ -259,7 +303,7 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms
         server.wait()
     measured = [run for run in runs if run["worst_us"] is not None]
     worst = sorted(run["worst_us"] for run in measured)
-    result = {"starts": starts, "seconds": seconds, "skews_ppm": list(skews), "jitter_ms": jitter_ms, "runs": runs,
+    result = {"starts": starts, "seconds": seconds, "skews_ppm": list(skews), "jitter_ms": jitter_ms, "cut": list(cut) if cut else None, "runs": runs,
               "worst_us": worst[-1] if worst else None,
               "median_of_worst_us": round(statistics.median(worst), 1) if worst else None,
               "p90_of_worst_us": round(percentile(worst, 0.9), 1) if worst else None,
