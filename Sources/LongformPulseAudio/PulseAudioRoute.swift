@@ -99,7 +99,13 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
             // The clock from the server's timing reports, through the filter, read at now. A move
             // of the line of 50 µs or more at once, or of its rate by 20 ppm, is logged (each report
             // at trace level): a room out of step in its first seconds was traced to one.
+            var underflowsLogged = 0
             func updateClock() {
+                // A room silent for 10 ms in its first second was not traced: a run dry is logged.
+                if stream.underflows > underflowsLogged {
+                    underflowsLogged = stream.underflows
+                    logger.debug("\(name): the server ran dry (underflow \(underflowsLogged) of this stream); the frame heard is \(clock.isRunning ? String(clock.currentFrame()) : "not known yet")")
+                }
                 for report in stream.takeTimingReports() {
                     let lineTime = heardFilter.add(frame: report.frame, heardAt: report.hostTime)
                     logger.trace("\(name): frame \(report.frame) heard at \(report.hostTime) ns; the line gives \(lineTime)")
@@ -214,6 +220,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     openedAt = HostClock.now()
                     stream = reopened
                     connection.value = reopened
+                    underflowsLogged = 0
                     // (Keeping time, what was written was placed by the old stream's clock.)
                     plan.streamReopened(resumingAt: resume, replaysWhatWasWritten: !keepsTime)
                     heardFilter.streamRestarted()

@@ -29,6 +29,8 @@ final class PulseStream: @unchecked Sendable {
     /// The sink's latency in the last timing report, in frames: how far the server's read index
     /// is ahead of the frame heard.
     private var lastSinkLatencyFrames: Int64? // guarded by the mainloop lock
+    /// How many times the server ran dry (played silence for want of a write) since the stream opened.
+    private var underflowCount = 0 // guarded by the mainloop lock
     /// Timing reports not yet taken, oldest first.
     private var pendingReports: [(frame: Int64, hostTime: UInt64)] = [] // guarded by the mainloop lock
     /// Asks for timing reports every `reportInterval` while a stream that plays through flushes
@@ -124,6 +126,10 @@ final class PulseStream: @unchecked Sendable {
             guard let userdata else { return }
             Unmanaged<PulseStream>.fromOpaque(userdata)._withUnsafeGuaranteedRef { $0.keepTimingReport() }
         }, this)
+        pa_stream_set_underflow_callback(stream, { _, userdata in
+            guard let userdata else { return }
+            Unmanaged<PulseStream>.fromOpaque(userdata)._withUnsafeGuaranteedRef { $0.underflowCount += 1 }
+        }, this)
         if playsThroughFlushes {
             reportTimer = pa_context_rttime_new(context, pa_rtclock_now() + Self.reportInterval, { _, event, _, userdata in
                 guard let userdata else { return }
@@ -138,6 +144,7 @@ final class PulseStream: @unchecked Sendable {
         unansweredReports.forEach { pa_operation_unref($0) }
         if let stream {
             pa_stream_set_latency_update_callback(stream, nil, nil)
+            pa_stream_set_underflow_callback(stream, nil, nil)
             pa_stream_disconnect(stream)
             pa_stream_unref(stream)
         }
@@ -283,6 +290,14 @@ final class PulseStream: @unchecked Sendable {
         lock()
         defer { unlock() }
         return lastSinkLatencyFrames
+    }
+
+    /// How many times the server ran dry since the stream opened: played silence because the
+    /// writes came late (a route that keeps time loses those frames).
+    var underflows: Int {
+        lock()
+        defer { unlock() }
+        return underflowCount
     }
 
     /// The timing reports that came since the last call, oldest first, each as "this frame is
