@@ -37,6 +37,7 @@ def main():
                         help="the network jitter (ms) of the start figure: with it the sender runs in a namespace behind scripts/impair")
     parser.add_argument("--start-cut", type=lambda text: tuple(float(value) for value in text.split(",")),
                         help="AT,SECONDS: in each start of the start figure, cut the link to the sender (in a namespace behind scripts/impair) AT s in, for SECONDS s")
+    parser.add_argument("--start-load", type=int, default=0, help="busy processes (yes > /dev/null) sharing the cores during each start of the start figure")
     parser.add_argument("--cut-lookahead", type=int, default=180, help="the speaker route's look-ahead (s) in the cut figure: the cut lasts that long and 20 s more")
     parser.add_argument("--fan-out", default=[1, 4, 16, 64], type=lambda text: [int(value) for value in text.split(",")], help="the numbers of speakers (comma-separated) one sender feeds in the fan-out figure")
     arguments = parser.parse_args()
@@ -56,7 +57,7 @@ def main():
             print(json.dumps(results, indent=2))
             return
         if arguments.only == "speaker-start":
-            results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews, arguments.start_jitter, arguments.start_cut)
+            results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews, arguments.start_jitter, arguments.start_cut, arguments.start_load)
             print(json.dumps(results, indent=2))
             return
         if arguments.only == "speaker-events":
@@ -124,7 +125,7 @@ def main():
             return
         results["server"] = server_figures(items, work)
         results["speakers"] = speaker_sync(items, work, arguments.sync_seconds, arguments.jitter)
-        results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews, arguments.start_jitter, arguments.start_cut)
+        results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews, arguments.start_jitter, arguments.start_cut, arguments.start_load)
         results["speaker_events"] = speaker_events(items, work, arguments.events)
         results["speaker_latency"] = speaker_latency(work, arguments.trials)
         results["speaker_cut"] = speaker_cut(items, work, arguments.cut_lookahead)

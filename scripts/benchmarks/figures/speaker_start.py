@@ -205,17 +205,20 @@ class RoomRecording:
         self.process.wait()
 
 
-def longform_start(work, env, address, music, index, seconds, skews, jitter_ms=0.0, cut=None):
+def longform_start(work, env, address, music, index, seconds, skews, jitter_ms=0.0, cut=None, load=0):
     """One start: three speakers (each room's clock `skews` ppm fast) and a sender afresh, the
     rooms' monitor recorded from before it; with `jitter_ms` or `cut`, the sender in a namespace of
     its own behind `scripts/impair`, and with `cut` (seconds in, seconds long) the link to it cut
-    for a while. Returns the recording's path and the recording's frames at the cut and at the
+    for a while; `load` busy processes (`yes > /dev/null`) run from before the speakers start to the
+    end. Returns the recording's path and the recording's frames at the cut and at the
     link's return (None without a cut)."""
     recording = RoomRecording(address, os.path.join(work, f"start-{index:02d}.raw"))
     processes = []
     impaired = None
     moments = None
     try:
+        for _ in range(load):
+            processes.append(subprocess.Popen(["yes"], stdout=subprocess.DEVNULL))
         time.sleep(0.5)
         ports = []
         for name, skew in zip(ROOM_NAMES, skews):
@@ -270,11 +273,11 @@ def start_cut_figures(windows, first, moments):
             "in_step_after_return_s": round((apart[-1] + 1 - restore) / 10, 1) if apart else 0.0}
 
 
-def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms=0.0, cut=None):
+def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms=0.0, cut=None, load=0):
     """`starts` cold starts of three speakers, each measured from its first audible frame; each
     room's clock runs `skews` ppm fast (as though on crystals of their own), and with `jitter_ms`
     the sender reaches them through `scripts/impair`; with `cut` (seconds in, seconds long), the
-    link to the sender is cut once in each start."""
+    link to the sender is cut once in each start; `load` busy processes share the cores throughout."""
     if cut is not None and seconds < cut[0] + cut[1] + 10:
         raise ValueError(f"a start of {seconds} s is too short for a cut at {cut[0]:g} s of {cut[1]:g} s and 10 s after it")
     music = sync_music(items, work, seconds + 10)
@@ -283,7 +286,7 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms
     runs = []
     try:
         for index in range(starts):
-            path, moments = longform_start(work, env, address, music, index, seconds, skews, jitter_ms, cut)
+            path, moments = longform_start(work, env, address, music, index, seconds, skews, jitter_ms, cut, load)
             windows, first = room_offsets(path)
             figures = start_figures(windows)
             if moments is not None and first is not None:
@@ -303,7 +306,7 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms
         server.wait()
     measured = [run for run in runs if run["worst_us"] is not None]
     worst = sorted(run["worst_us"] for run in measured)
-    result = {"starts": starts, "seconds": seconds, "skews_ppm": list(skews), "jitter_ms": jitter_ms, "cut": list(cut) if cut else None, "runs": runs,
+    result = {"starts": starts, "seconds": seconds, "skews_ppm": list(skews), "jitter_ms": jitter_ms, "cut": list(cut) if cut else None, "load": load, "runs": runs,
               "worst_us": worst[-1] if worst else None,
               "median_of_worst_us": round(statistics.median(worst), 1) if worst else None,
               "p90_of_worst_us": round(percentile(worst, 0.9), 1) if worst else None,
@@ -315,7 +318,7 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms
               "after_5s_worst_correlation": min((run["after_5s_worst_correlation"] for run in measured if run["after_5s_worst_correlation"] is not None), default=None),
               "silent_windows": sum(run["silent_windows"] for run in runs),
               "unmatched_windows": sum(run["unmatched_windows"] for run in runs)}
-    print(f"speakers from the first frame, {starts} starts of three rooms (clocks {', '.join(f'{skew:+g}' for skew in skews)} ppm, {jitter_ms:g} ms of jitter): each start's worst window median {result['median_of_worst_us']} µs, "
+    print(f"speakers from the first frame, {starts} starts of three rooms (clocks {', '.join(f'{skew:+g}' for skew in skews)} ppm, {jitter_ms:g} ms of jitter, {load} busy processes): each start's worst window median {result['median_of_worst_us']} µs, "
           f"p90 {result['p90_of_worst_us']} µs, worst {result['worst_us']} µs (after 5 s {result['after_5s_worst_us']} µs, {result['after_5s_jumps']} jumps); {result['starts_over_100_us']} starts over 100 µs, "
           f"{result['jumps']} jumps, {result['unmatched_windows']} windows unmatched, {result['silent_windows']} with a room silent, worst correlation {result['worst_correlation']} "
           f"(after 5 s {result['after_5s_worst_correlation']}) (goal: every window within 100 µs, no jump, "
