@@ -33,10 +33,10 @@ import LongformCore
 /// much more before it counts as a move (late, 5 ms is already far more than the first seconds need).
 /// Meanwhile the line runs at the nominal rate, or, once the reports span `evidentSeedSpan`, at the
 /// slope from the oldest report to the newest (or to the one before, if that is nearer the nominal
-/// rate or the newest is alone in its slot, where a late one lies; see `seedSlope`) if that is `evidentRateDeviation` off it:
-/// about a rate that far off, the lower half lies at one end of the reports, and the line through it
-/// misses the newest by more each second. A slot keeps its lowest report, the stream's first slot
-/// too (its first report came up to 190 µs above the next).
+/// rate or the newest is alone in its slot, where a late one lies; see `seedSlope`) if that is
+/// `evidentRateDeviation` off it: about a rate that far off, the lower half lies at one end of the
+/// reports, and the line through it misses the newest by more each second. A slot keeps its lowest
+/// report, the stream's first slot too (its first report came up to 190 µs above the next).
 ///
 /// The rate it gives (`point(near:)`) is the nominal one until its fit is sure: a stream's first
 /// reports sit high (on a null sink, 80 µs above the line at first, 40 µs at 2 s, on it from 3 s),
@@ -79,10 +79,11 @@ struct HeardFrameFilter: Sendable {
     /// The rate is fitted only when the lower half of the reports spans this much (seconds);
     /// until then it is the previous line's, at first the nominal one.
     static let minimumRateSpan = 2.0
-    /// Before a rate is fitted, the line takes the slope from the oldest report to the newest
-    /// (see `seedSlope`) once they span this much (seconds) and it is `evidentRateDeviation` off the nominal one:
-    /// about the nominal rate, the lower half of a device 190 ppm off lay at the oldest end, and
-    /// the line through it was 480 µs early at the newest report by the time a rate was fitted.
+    /// Before a rate is fitted, the line takes the slope from the oldest report to the newest (see
+    /// `seedSlope`) once they span this much (seconds) and it is `evidentRateDeviation` off the
+    /// nominal one: about the nominal rate, the lower half of a device 190 ppm off lay at the
+    /// oldest end, and the line through it was 480 µs early at the newest report by the time a
+    /// rate was fitted.
     static let evidentSeedSpan = 0.5
     /// The most the rate may differ from the nominal one (a device clock is off by tens of ppm).
     static let maximumRateDeviation = 0.001
