@@ -1,8 +1,9 @@
 """The bench's command line: parses the options (`scripts/bench --help`), prepares the binaries and
 the test music, runs the figures asked for (all of them by default), prints each as it goes and
 the whole as JSON at the end."""
-import argparse, json, os, platform, statistics, subprocess, tempfile, time
+import argparse, contextlib, json, os, platform, shutil, statistics, subprocess, tempfile, time
 from . import __doc__ as DESCRIPTION  # the package's docstring: the figures, for --help
+from . import common
 from .common import prepare, start_pulse, latency_items
 from .figures.latency import longform_latency, latency_figures, describe_latency
 from .figures.memory import lookahead_memory
@@ -16,6 +17,22 @@ from .figures.speaker_start import speaker_start
 from .figures.speaker_events import speaker_events
 from .figures.speaker_sync import speaker_sync
 from .peers.mpd import mpd_playback, mpd_latency
+
+
+@contextlib.contextmanager
+def work_directory(keep_logs):
+    """The run's temporary directory; with `keep_logs`, its logs (*.log, at any depth) are copied
+    there when the run ends, pass or fail, so that a bad figure can be traced afterwards."""
+    with tempfile.TemporaryDirectory(prefix="longform-bench-") as work:
+        try:
+            yield work
+        finally:
+            for root, _, names in os.walk(work) if keep_logs else ():
+                for name in names:
+                    if name.endswith(".log"):
+                        target = os.path.join(keep_logs, os.path.relpath(os.path.join(root, name), work))
+                        os.makedirs(os.path.dirname(target), exist_ok=True)
+                        shutil.copy(os.path.join(root, name), target)
 
 
 def main():
@@ -38,6 +55,9 @@ def main():
     parser.add_argument("--start-cut", type=lambda text: tuple(float(value) for value in text.split(",")),
                         help="AT,SECONDS: in each start of the start figure, cut the link to the sender (in a namespace behind scripts/impair) AT s in, for SECONDS s")
     parser.add_argument("--start-load", type=int, default=0, help="busy processes (yes > /dev/null) sharing the cores during each start of the start figure")
+    parser.add_argument("--keep-logs", metavar="DIR", help="copy every log the run wrote (the speakers', senders' and servers') into DIR at its end, pass or fail")
+    parser.add_argument("--speaker-verbose", type=int, default=0, metavar="N",
+                        help="give each `longform speaker` --verbose N times (1: debug, 2: also each timing report)")
     parser.add_argument("--cut-lookahead", type=int, default=180, help="the speaker route's look-ahead (s) in the cut figure: the cut lasts that long and 20 s more")
     parser.add_argument("--fan-out", default=[1, 4, 16, 64], type=lambda text: [int(value) for value in text.split(",")], help="the numbers of speakers (comma-separated) one sender feeds in the fan-out figure")
     arguments = parser.parse_args()
@@ -47,7 +67,8 @@ def main():
     results = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
                + subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()}
     everything = arguments.only is None
-    with tempfile.TemporaryDirectory(prefix="longform-bench-") as work:
+    common.SPEAKER_ARGUMENTS[:] = ["--verbose"] * arguments.speaker_verbose
+    with work_directory(arguments.keep_logs) as work:
         if arguments.only == "server":
             results["server"] = server_figures(items, work)
             print(json.dumps(results, indent=2))

@@ -353,10 +353,14 @@ def http_caller(port):
     return call
 
 
+SPEAKER_ARGUMENTS = []  # given to every speaker the bench starts (`--speaker-verbose`)
+
+
 def start_speaker(work, env, name, route, options=(), address="127.0.0.1", port=0):
-    """A `longform speaker` on `port` (0: a free one) of `address` playing to `route`; returns the process and its port."""
+    """A `longform speaker` on `port` (0: a free one) of `address` playing to `route`, with
+    `SPEAKER_ARGUMENTS`; returns the process and its port."""
     log = os.path.join(work, f"speaker-{name}.log")
-    process = subprocess.Popen([LONGFORM, "speaker", "--listen", f"{address}:{port}", "--route", route, "--name", name] + list(options),
+    process = subprocess.Popen([LONGFORM, "speaker", "--listen", f"{address}:{port}", "--route", route, "--name", name] + list(options) + SPEAKER_ARGUMENTS,
                                env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)
     try:
         return process, port_from_log(log, r"listening on " + re.escape(address) + r":(\d+)", "longform speaker")
