@@ -133,6 +133,27 @@ import Testing
         #expect(timebase.segment(forTick: 119).segment.time(atTick: 119, ticksPerSecond: 1_000) == Self.ms(114))
     }
 
+    /// A pause and, a moment later, a resume placed past where the route then resumes: the pause
+    /// moves to that tick and stops at the time heard there, and the resume goes on from it.
+    /// (Before, the resume kept the time the pause had before it moved, and repeated the audio
+    /// heard in between: 60 frames in a CI run of `aPauseAndAResumeLoseAndRepeatNothing`.)
+    @Test func aResumeBeyondWhereTheRouteResumedGoesOnFromThePauseItMoved() {
+        let clock = ManualClock(rewindMargin: 5)
+        let timebase = Timebase(clock: clock)
+        timebase.setRate(1, time: .zero, atHostTime: nil)              // plays from tick 5
+        _ = timebase.segmentForRendering(fromTick: 5, count: 1_995)
+        clock.set(heard: 100, rendered: 2_000)
+        timebase.setRate(0, time: .invalid, atHostTime: nil)          // pauses from tick 105, at 100 ms ...
+        clock.set(heard: 110, rendered: 2_000)
+        timebase.setRate(1, time: .invalid, atHostTime: nil)          // resumes from tick 115, at 100 ms ...
+        timebase.routeResumed(atTick: 112, afterRewindTo: 105)        // ... but the route played on to 112
+        #expect(timebase.segment(forTick: 111).segment.time(atTick: 111, ticksPerSecond: 1_000) == Self.ms(106))
+        #expect(timebase.segment(forTick: 112).segment.rate == 0)
+        #expect(timebase.segment(forTick: 114).segment.time(atTick: 114, ticksPerSecond: 1_000) == Self.ms(107), "paused where the audio stopped")
+        #expect(timebase.segment(forTick: 115).segment.rate == 1)
+        #expect(timebase.segment(forTick: 115).segment.time(atTick: 115, ticksPerSecond: 1_000) == Self.ms(107), "goes on where the pause stopped")
+    }
+
     /// What the old route rendered says nothing about a new clock's ticks, which start again.
     @Test func aNewClockForgetsWhatTheOldOneRendered() {
         let clock = ManualClock(rewindMargin: 5)

@@ -202,9 +202,11 @@ public final class Timebase: Sendable {
             }
             state.segments.append(TimelineSegment(rate: rate, time: anchoredTime, anchorTick: anchor, effectiveTick: max(effective, state.segments[state.segments.count - 1].effectiveTick),
                                                   isContinuous: !time.isValid && hostTime == nil))
-            // Segments the clock has left behind are dropped.
+            // Segments the clock has left behind are dropped, but for the one before the segment
+            // heard now: a route that resumes late after a rewind to that segment's tick moves it
+            // on (`routeResumed`), and the ticks it passes go by the one before.
             let governing = Self.governingIndex(in: state.segments, tick: heard)
-            if governing > 0 { state.segments.removeFirst(governing) }
+            if governing > 1 { state.segments.removeFirst(governing - 1) }
             state.generation &+= 1
             return (previousTime, old.rate, effective)
         }
@@ -218,8 +220,9 @@ public final class Timebase: Sendable {
     /// is repeated or skipped on the timeline.
     public func routeResumed(atTick resumeTick: Int64, afterRewindTo targetTick: Int64) {
         state.withLock { state in
-            var moved = false
+            var lastMoved: Int?
             for index in state.segments.indices.dropFirst() where state.segments[index].effectiveTick >= targetTick && state.segments[index].effectiveTick < resumeTick {
+                let moved = lastMoved != nil
                 var segment = state.segments[index]
                 if segment.anchorTick == segment.effectiveTick {
                     if segment.isContinuous {
@@ -231,9 +234,18 @@ public final class Timebase: Sendable {
                 }
                 segment.effectiveTick = resumeTick
                 state.segments[index] = segment
-                moved = true
+                lastMoved = index
             }
-            if moved { state.generation &+= 1 }
+            guard let lastMoved else { return }
+            // A later change that went on from where the timeline was goes on from where the moved
+            // ones leave it (a resume placed past `resumeTick` after a pause that moved to it would
+            // repeat what was heard in between), and so on down a chain of such changes.
+            for index in state.segments.indices where index > lastMoved {
+                guard state.segments[index].isContinuous else { break }
+                let before = state.segments[index - 1]
+                state.segments[index].time = before.time(atTick: state.segments[index].anchorTick, ticksPerSecond: state.clock.ticksPerSecond)
+            }
+            state.generation &+= 1
         }
     }
 
