@@ -12,8 +12,10 @@ import Testing
     /// was refused: the route's thread ended and its room fell silent for good.
     @Test func writesFasterThanTheServerAnswersLeaveRoomForTheTimingTheRouteWaitsFor() throws {
         _ = try PulseAudioServer.start()
+        // To the shared sink: its 0.1-level writes on the recorded one (a suite running beside
+        // PulseAudioRouteTests) were mixed into what that suite's recordings heard.
         let format = AudioFormat(sampleRate: 44_100, channelCount: 2)
-        let stream = try PulseStream(route: "pulse:test", sink: PulseAudioServer.sinkName, format: format, requestSeconds: 0.25,
+        let stream = try PulseStream(route: "pulse:test", sink: PulseAudioServer.sharedSinkName, format: format, requestSeconds: 0.25,
                                      sinkLatencySeconds: 0.025, playsThroughFlushes: true)
         let block = [Float](repeating: 0.1, count: 64 * format.channelCount)
         // 200 writes of 64 frames in a row: each takes microseconds, an answer takes longer.

@@ -202,11 +202,9 @@ public final class Timebase: Sendable {
             }
             state.segments.append(TimelineSegment(rate: rate, time: anchoredTime, anchorTick: anchor, effectiveTick: max(effective, state.segments[state.segments.count - 1].effectiveTick),
                                                   isContinuous: !time.isValid && hostTime == nil))
-            // Segments the clock has left behind are dropped, but for the one before the segment
-            // heard now: a route that resumes late after a rewind to that segment's tick moves it
-            // on (`routeResumed`), and the ticks it passes go by the one before.
+            // Segments the clock has left behind are dropped.
             let governing = Self.governingIndex(in: state.segments, tick: heard)
-            if governing > 1 { state.segments.removeFirst(governing - 1) }
+            if governing > 0 { state.segments.removeFirst(governing) }
             state.generation &+= 1
             return (previousTime, old.rate, effective)
         }
@@ -220,6 +218,12 @@ public final class Timebase: Sendable {
     /// is repeated or skipped on the timeline.
     public func routeResumed(atTick resumeTick: Int64, afterRewindTo targetTick: Int64) {
         state.withLock { state in
+            // A change the clock has already passed is the first segment, and the one before it is
+            // gone: the one its ticks up to `resumeTick` were rendered with goes before it again.
+            if let first = state.segments.first, first.effectiveTick >= targetTick && first.effectiveTick < resumeTick,
+               let before = Self.renderedSegment(in: state, tick: resumeTick - 1), before != first, before.effectiveTick < first.effectiveTick {
+                state.segments.insert(before, at: 0)
+            }
             var lastMoved: Int?
             for index in state.segments.indices.dropFirst() where state.segments[index].effectiveTick >= targetTick && state.segments[index].effectiveTick < resumeTick {
                 let moved = lastMoved != nil
