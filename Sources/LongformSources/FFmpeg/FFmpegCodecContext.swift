@@ -21,6 +21,24 @@ final class FFmpegCodecContext {
         }
     }
 
+    /// Opens the decoder for `codecID` on a stream with no container: `sampleRate` and
+    /// `channelCount` from the caller (a FLAC block carries its own in each frame header).
+    /// Checksums are checked, and a mismatch fails the packet.
+    init(decoding codecID: AVCodecID, sampleRate: Int, channelCount: Int) throws(SourceDecoderError) {
+        guard let codec = avcodec_find_decoder(codecID) else { throw .noDecoder(String(cString: avcodec_get_name(codecID))) }
+        guard let context = avcodec_alloc_context3(codec) else { throw .ffmpeg(FFmpegError(code: -12, operation: "avcodec_alloc_context3")) }
+        pointer = context
+        context.pointee.sample_rate = Int32(sampleRate)
+        av_channel_layout_default(&context.pointee.ch_layout, Int32(channelCount))
+        // A frame whose checksum fails is an error, not samples: a speaker plays no damaged audio.
+        context.pointee.err_recognition |= AV_EF_CRCCHECK | AV_EF_EXPLODE
+        do {
+            try FFmpegError.check(avcodec_open2(context, codec, nil), "avcodec_open2")
+        } catch {
+            throw .ffmpeg(error)
+        }
+    }
+
     deinit {
         var owned: UnsafeMutablePointer<AVCodecContext>? = pointer
         avcodec_free_context(&owned)
