@@ -31,7 +31,9 @@
    the jumps between windows (skips or repeats), the windows where a room was silent while
    another played, and the worst window and jumps after the first 5 s. With `--skews` each room's
    clock runs that many ppm fast; with `--start-jitter` the sender runs in a network namespace
-   behind `scripts/impair`. No peer yet (Snapcast's three clients are to come).
+   behind `scripts/impair`. Then, without skews, jitter or a cut, as many starts of Snapcast's
+   three clients on the same rooms (snapserver's file source with the same music, the clients
+   started with it), measured the same way.
 7b. Speakers after what a listener does: the same three rooms fed by `longform serve` playing the
    ten tracks; `--events` rounds (20) of a seek, a skip, an edit (the item playing removed), a
    pause and resume, and a join (one room's speaker stopped and started again on its port), in

@@ -6,7 +6,8 @@ offset against the first, per 100 ms window from the first audible frame, is the
 whitened cross-correlation, refined to a fraction of a sample; the correlation at that offset says
 whether the audio is the same (shifted) or not (stretched, or another part of the music)."""
 import os, statistics, subprocess, time
-from ..common import LONGFORM, speaker_sender, start_pulse, start_speaker, sync_music, percentile
+from ..common import LONGFORM, speaker_sender, start_pulse, start_speaker, sync_music, sync_pcm, percentile
+from ..peers.snapcast import start_snapserver, start_snapclient
 
 ROOM_SINK = "rooms"
 ROOM_NAMES = ["a", "b", "c"]
@@ -252,6 +253,29 @@ def longform_start(work, env, address, music, index, seconds, skews, jitter_ms=0
     return recording.path, moments
 
 
+def snapcast_start(work, env, address, pcm, index, seconds, load=0):
+    """One start of Snapcast's: snapserver with the same music (its file source, which plays from
+    the server's start) and three snapclients, one per room, started together afresh, the rooms'
+    monitor recorded from before; `load` busy processes as for ours. Returns the recording's path."""
+    recording = RoomRecording(address, os.path.join(work, f"snapcast-start-{index:02d}.raw"))
+    processes = []
+    try:
+        for _ in range(load):
+            processes.append(subprocess.Popen(["yes"], stdout=subprocess.DEVNULL))
+        time.sleep(0.5)
+        server, port = start_snapserver(work, f"snapserver-start-{index:02d}", f"file://{pcm}?name=music&sampleformat=44100:16:2")
+        processes.append(server)
+        for name in ROOM_NAMES:
+            processes.append(start_snapclient(port, f"start-{index:02d}-{name}", f"room-{name}", env))
+        time.sleep(seconds)
+    finally:
+        for process in reversed(processes):
+            process.kill()
+            process.wait()
+        recording.stop()
+    return recording.path
+
+
 def start_cut_figures(windows, first, moments):
     """A start's figures around a cut of the link (`moments`: the recording's frames at the cut
     and at the link's return; `first`: the first sound's): the windows with a room silent from the
@@ -273,17 +297,37 @@ def start_cut_figures(windows, first, moments):
             "in_step_after_return_s": round((apart[-1] + 1 - restore) / 10, 1) if apart else 0.0}
 
 
+def starts_summary(runs):
+    """Over the starts' figures: the worst window, its median and p90 across starts, the starts over
+    100 µs, the jumps (and after 5 s), the worst correlation, the silent and unmatched windows."""
+    measured = [run for run in runs if run["worst_us"] is not None]
+    worst = sorted(run["worst_us"] for run in measured)
+    return {"runs": runs,
+              "worst_us": worst[-1] if worst else None,
+              "median_of_worst_us": round(statistics.median(worst), 1) if worst else None,
+              "p90_of_worst_us": round(percentile(worst, 0.9), 1) if worst else None,
+              "starts_over_100_us": sum(value > 100 for value in worst),
+              "jumps": sum(run["jumps"] for run in runs),
+              "after_5s_worst_us": max((run["after_5s_worst_us"] for run in measured if run["after_5s_worst_us"] is not None), default=None),
+              "after_5s_jumps": sum(run["after_5s_jumps"] for run in runs),
+              "worst_correlation": min((run["worst_correlation"] for run in measured), default=None),
+              "after_5s_worst_correlation": min((run["after_5s_worst_correlation"] for run in measured if run["after_5s_worst_correlation"] is not None), default=None),
+              "silent_windows": sum(run["silent_windows"] for run in runs),
+              "unmatched_windows": sum(run["unmatched_windows"] for run in runs)}
+
+
 def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms=0.0, cut=None, load=0):
     """`starts` cold starts of three speakers, each measured from its first audible frame; each
     room's clock runs `skews` ppm fast (as though on crystals of their own), and with `jitter_ms`
     the sender reaches them through `scripts/impair`; with `cut` (seconds in, seconds long), the
-    link to the sender is cut once in each start; `load` busy processes share the cores throughout."""
+    link to the sender is cut once in each start; `load` busy processes share the cores throughout.
+    Then, without skews, jitter or a cut, as many starts of Snapcast's three clients."""
     if cut is not None and seconds < cut[0] + cut[1] + 10:
         raise ValueError(f"a start of {seconds} s is too short for a cut at {cut[0]:g} s of {cut[1]:g} s and 10 s after it")
     music = sync_music(items, work, seconds + 10)
     server, address = start_pulse(work, (), room_modules())  # no stereo null sink: the rooms' modules only
     env = dict(os.environ, PULSE_SERVER=address)
-    runs = []
+    runs, peer_runs = [], []
     try:
         for index in range(starts):
             path, moments = longform_start(work, env, address, music, index, seconds, skews, jitter_ms, cut, load)
@@ -296,31 +340,45 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms
                       f"rooms last over 100 µs apart {figures['in_step_after_return_s']} s after it returned", flush=True)
             os.remove(path)
             runs.append(figures)
-            print(f"speakers, start {index + 1} of {starts}: {figures['windows']} matched windows of 100 ms "
-                  f"({figures['silent_windows']} with a room silent, {figures['unmatched_windows']} unmatched); worst {figures['worst_us']} µs (window {figures['worst_window']}), first second's worst "
-                  f"{figures['first_second_worst_us']} µs, after 5 s {figures['after_5s_worst_us']} µs, median {figures['median_us']} µs, "
-                  f"{figures['jumps']} jumps ({figures['after_5s_jumps']} after 5 s), worst correlation {figures['worst_correlation']} "
-                  f"(window {figures['worst_correlation_window']}; after 5 s {figures['after_5s_worst_correlation']})", flush=True)
+            describe_start("speakers", index, starts, figures)
+        # Snapcast's three clients where they can run as ours did: on one clock, no relay, no cut.
+        if not any(skews) and not jitter_ms and cut is None:
+            pcm = sync_pcm(items, work, seconds + 10)
+            for index in range(starts):
+                path = snapcast_start(work, env, address, pcm, index, seconds, load)
+                figures = start_figures(room_offsets(path)[0])
+                os.remove(path)
+                peer_runs.append(figures)
+                describe_start("Snapcast", index, starts, figures)
     finally:
         server.kill()
         server.wait()
-    measured = [run for run in runs if run["worst_us"] is not None]
-    worst = sorted(run["worst_us"] for run in measured)
-    result = {"starts": starts, "seconds": seconds, "skews_ppm": list(skews), "jitter_ms": jitter_ms, "cut": list(cut) if cut else None, "load": load, "runs": runs,
-              "worst_us": worst[-1] if worst else None,
-              "median_of_worst_us": round(statistics.median(worst), 1) if worst else None,
-              "p90_of_worst_us": round(percentile(worst, 0.9), 1) if worst else None,
-              "starts_over_100_us": sum(value > 100 for value in worst),
-              "jumps": sum(run["jumps"] for run in runs),
-              "after_5s_worst_us": max((run["after_5s_worst_us"] for run in measured if run["after_5s_worst_us"] is not None), default=None),
-              "after_5s_jumps": sum(run["after_5s_jumps"] for run in runs),
-              "worst_correlation": min((run["worst_correlation"] for run in measured), default=None),
-              "after_5s_worst_correlation": min((run["after_5s_worst_correlation"] for run in measured if run["after_5s_worst_correlation"] is not None), default=None),
-              "silent_windows": sum(run["silent_windows"] for run in runs),
-              "unmatched_windows": sum(run["unmatched_windows"] for run in runs)}
-    print(f"speakers from the first frame, {starts} starts of three rooms (clocks {', '.join(f'{skew:+g}' for skew in skews)} ppm, {jitter_ms:g} ms of jitter, {load} busy processes): each start's worst window median {result['median_of_worst_us']} µs, "
-          f"p90 {result['p90_of_worst_us']} µs, worst {result['worst_us']} µs (after 5 s {result['after_5s_worst_us']} µs, {result['after_5s_jumps']} jumps); {result['starts_over_100_us']} starts over 100 µs, "
-          f"{result['jumps']} jumps, {result['unmatched_windows']} windows unmatched, {result['silent_windows']} with a room silent, worst correlation {result['worst_correlation']} "
-          f"(after 5 s {result['after_5s_worst_correlation']}) (goal: every window within 100 µs, no jump, "
-          f"correlation ≥ 0.9999)", flush=True)
+    result = dict(starts_summary(runs), starts=starts, seconds=seconds, skews_ppm=list(skews), jitter_ms=jitter_ms, cut=list(cut) if cut else None, load=load)
+    conditions = f"clocks {', '.join(f'{skew:+g}' for skew in skews)} ppm, {jitter_ms:g} ms of jitter, {load} busy processes"
+    print(f"speakers from the first frame, {starts} starts of three rooms ({conditions}): {describe_starts(result)} "
+          f"(goal: every window within 100 µs, no jump, correlation ≥ 0.9999)", flush=True)
+    if peer_runs:
+        peer = starts_summary(peer_runs)
+        result["snapcast"] = peer
+        result["snapcast/longform_median_of_worst"] = round(peer["median_of_worst_us"] / result["median_of_worst_us"], 2) \
+            if peer["median_of_worst_us"] and result["median_of_worst_us"] else None
+        print(f"Snapcast's three clients from the first frame, {starts} starts ({conditions}): {describe_starts(peer)}; "
+              f"snapcast/longform (median of each start's worst) {result['snapcast/longform_median_of_worst']}", flush=True)
     return result
+
+
+def describe_start(who, index, starts, figures):
+    """Prints one start's figures."""
+    print(f"{who}, start {index + 1} of {starts}: {figures['windows']} matched windows of 100 ms "
+          f"({figures['silent_windows']} with a room silent, {figures['unmatched_windows']} unmatched); worst {figures['worst_us']} µs (window {figures['worst_window']}), first second's worst "
+          f"{figures['first_second_worst_us']} µs, after 5 s {figures['after_5s_worst_us']} µs, median {figures['median_us']} µs, "
+          f"{figures['jumps']} jumps ({figures['after_5s_jumps']} after 5 s), worst correlation {figures['worst_correlation']} "
+          f"(window {figures['worst_correlation_window']}; after 5 s {figures['after_5s_worst_correlation']})", flush=True)
+
+
+def describe_starts(result):
+    """The summary of `starts_summary` in words."""
+    return (f"each start's worst window median {result['median_of_worst_us']} µs, "
+            f"p90 {result['p90_of_worst_us']} µs, worst {result['worst_us']} µs (after 5 s {result['after_5s_worst_us']} µs, {result['after_5s_jumps']} jumps); {result['starts_over_100_us']} starts over 100 µs, "
+            f"{result['jumps']} jumps, {result['unmatched_windows']} windows unmatched, {result['silent_windows']} with a room silent, worst correlation {result['worst_correlation']} "
+            f"(after 5 s {result['after_5s_worst_correlation']})")
