@@ -102,8 +102,9 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
             var underflowsLogged = 0
             func updateClock() {
                 // A room silent for 10 ms in its first second was not traced: a run dry is logged.
-                if stream.underflows > underflowsLogged {
-                    underflowsLogged = stream.underflows
+                let underflows = stream.underflows
+                if underflows > underflowsLogged {
+                    underflowsLogged = underflows
                     logger.debug("\(name): the server ran dry (underflow \(underflowsLogged) of this stream); the frame heard is \(clock.isRunning ? String(clock.currentFrame()) : "not known yet")")
                 }
                 for report in stream.takeTimingReports() {
