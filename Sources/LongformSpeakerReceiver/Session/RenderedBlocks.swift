@@ -34,6 +34,9 @@ struct RenderedBlocks: Sendable {
         /// The session's read position before it and after it.
         var positionBefore: Double?
         var positionAfter: Double?
+        /// The anchors whose timelines those positions follow (see `SpeakerSession.positionAnchor`).
+        var positionAnchorBefore: RateAnchor?
+        var positionAnchorAfter: RateAnchor?
         /// Where it read the buffer from, after how many frames of silence, at which step (nil: it read nothing).
         var readFrom: Double?
         var silentFrames: Int
@@ -50,6 +53,13 @@ struct RenderedBlocks: Sendable {
             let into = Int(frame - outputFrame)
             if into < silentFrames { return positionBefore }
             return readFrom + Double(into - silentFrames) * step
+        }
+
+        /// The anchor the read position at output frame `frame` (within the block) follows: as
+        /// `position(atOutputFrame:)` picks the position before or after.
+        func positionAnchor(atOutputFrame frame: Int64) -> RateAnchor? {
+            guard readFrom != nil else { return positionAnchorAfter }
+            return Int(frame - outputFrame) < silentFrames ? positionAnchorBefore : positionAnchorAfter
         }
 
         /// The first of its output frames that played media frame `media` or a later one.

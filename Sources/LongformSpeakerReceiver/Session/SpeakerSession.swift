@@ -104,6 +104,11 @@ public struct SpeakerSession: Sendable {
     public private(set) var artwork: (mimeType: String, data: [UInt8])?
     /// Where the output reads, in media frames (fractional while it corrects drift); nil until it has started.
     public private(set) var position: Double?
+    /// The anchor whose timeline `position` follows: the output goes on from `position` (its
+    /// drift corrected) only under that anchor or one that continues it; under another it starts
+    /// at the new anchor's frame. (Held by a pause at F, a play anchor from F + 70 was chased from F
+    /// at 1,000 ppm for a second and a half.)
+    private var positionAnchor: RateAnchor?
     /// The next media frame the output is handed; nil until it has started.
     public var nextFrame: Int64? { position.map { Int64($0.rounded(.down)) } }
     /// Frames of audio held from where the output reads next, while it plays or is about to (an
@@ -358,11 +363,12 @@ public struct SpeakerSession: Sendable {
 
     /// One piece: see `render`.
     private mutating func renderPiece(frameCount: Int, outputChannels: Int, heardAt localTime: UInt64, placement: OutputPlacement?) -> [Float] {
-        let before = (position: position, drift: drift)
+        let before = (position: position, positionAnchor: positionAnchor, drift: drift)
         let (output, read) = renderBlock(frameCount: frameCount, outputChannels: outputChannels, heardAt: localTime, discardsPlayed: placement == nil)
         if let placement {
             rendered.append(RenderedBlocks.Block(outputFrame: placement.frame, frameCount: frameCount, heardAt: localTime, anchor: anchor,
-                                                 positionBefore: before.position, positionAfter: position, readFrom: read?.from,
+                                                 positionBefore: before.position, positionAfter: position,
+                                                 positionAnchorBefore: before.positionAnchor, positionAnchorAfter: positionAnchor, readFrom: read?.from,
                                                  silentFrames: read?.silentFrames ?? 0, step: read?.step ?? 1,
                                                  drift: before.drift))
             if let read, let end = buffer?.endFrame, read.from + Double(frameCount - read.silentFrames) * read.step > Double(end) {
@@ -398,6 +404,7 @@ public struct SpeakerSession: Sendable {
     private mutating func restore(toOutputFrame frame: Int64) {
         guard let block = rendered.cut(at: frame) else { return }
         position = frame >= block.outputFrame ? block.position(atOutputFrame: frame) : block.positionBefore
+        positionAnchor = frame >= block.outputFrame ? block.positionAnchor(atOutputFrame: frame) : block.positionAnchorBefore
         drift = block.drift
         if block.anchor != anchor {
             if pendingAnchor == nil { pendingAnchor = anchor }
@@ -461,6 +468,7 @@ public struct SpeakerSession: Sendable {
         guard anchor.rate > 0 else {
             // Paused: held at the anchor's frame.
             position = Double(anchor.mediaFrame)
+            positionAnchor = anchor
             return (silence, nil)
         }
         guard let network else { return (silence, nil) }
@@ -474,7 +482,8 @@ public struct SpeakerSession: Sendable {
             // Before the anchor's moment: silence, then its frame exactly on time.
             silentFrames = min(frameCount, Int((Double(anchor.mediaFrame) - target).rounded()))
             start = Double(anchor.mediaFrame)
-        } else if let current = position, abs(current - target) <= configuration.resyncThreshold * sampleRate {
+        } else if let current = position, abs(current - target) <= configuration.resyncThreshold * sampleRate,
+                  let followed = positionAnchor, followed == anchor || isSameTimeline(followed, anchor) {
             // In step: continue without a seam, correcting the drift between the output's clock
             // and the network's by reading a little faster or slower.
             start = current
@@ -496,6 +505,7 @@ public struct SpeakerSession: Sendable {
         readResampled(from: from, count: playedCount, step: step, channels: Int(format.channelCount))
         if playedCount > 0 {
             position = from + Double(playedCount) * step
+            positionAnchor = anchor
             // The filter's reach stays for the next block's reads between frames (a rewindable
             // output's frames are kept until it can no longer ask for them again: `render`).
             if discardsPlayed, let next = nextFrame { modifyBuffer { $0.discard(before: next - Int64(FractionalDelayFilter.reach)) } }
