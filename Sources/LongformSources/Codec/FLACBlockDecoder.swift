@@ -15,8 +15,7 @@ public final class FLACBlockDecoder {
 
     /// A decoder for `channelCount` channels at `sampleRate`.
     public init(sampleRate: Int, channelCount: Int) throws(FLACCodecError) {
-        guard (1...655_350).contains(sampleRate) else { throw .unsupportedFormat("a rate of \(sampleRate) Hz (FLAC: 1 to 655,350)") }
-        guard (1...8).contains(channelCount) else { throw .unsupportedFormat("\(channelCount) channels (FLAC: 1 to 8)") }
+        try FLACCodecError.checkFormat(sampleRate: sampleRate, channelCount: channelCount)
         self.sampleRate = sampleRate
         self.channelCount = channelCount
         do {

@@ -14,7 +14,7 @@ public final class FLACBlockEncoder {
     /// FLAC's compression level (0 fastest … 12 smallest).
     public let compressionLevel: Int
     /// The encoder for full blocks. FFmpeg's FLAC encoder takes one short block only, as its last:
-    /// a short block goes to an encoder of its own (`encodeShort`).
+    /// a short block goes to an encoder of its own (see `encode(_:)`).
     private let context: FFmpegEncoderContext
     private let frame = FFmpegFrame()
     private let packet = FFmpegPacket()
@@ -22,8 +22,7 @@ public final class FLACBlockEncoder {
     /// An encoder for `channelCount` channels at `sampleRate`, `blockFrameCount` frames a block
     /// (16 to 65,535; 4,096 is FLAC's usual for 44.1 and 48 kHz).
     public init(sampleRate: Int, channelCount: Int, blockFrameCount: Int = 4_096, compressionLevel: Int = 5) throws(FLACCodecError) {
-        guard (1...655_350).contains(sampleRate) else { throw .unsupportedFormat("a rate of \(sampleRate) Hz (FLAC: 1 to 655,350)") }
-        guard (1...8).contains(channelCount) else { throw .unsupportedFormat("\(channelCount) channels (FLAC: 1 to 8)") }
+        try FLACCodecError.checkFormat(sampleRate: sampleRate, channelCount: channelCount)
         guard (16...65_535).contains(blockFrameCount) else { throw .unsupportedFormat("blocks of \(blockFrameCount) frames (FLAC: 16 to 65,535)") }
         self.sampleRate = sampleRate
         self.channelCount = channelCount

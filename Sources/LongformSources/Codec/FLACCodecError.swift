@@ -23,6 +23,12 @@ public enum FLACCodecError: Error, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Throws `unsupportedFormat` for a rate or channel count FLAC cannot carry.
+    static func checkFormat(sampleRate: Int, channelCount: Int) throws(FLACCodecError) {
+        guard (1...655_350).contains(sampleRate) else { throw .unsupportedFormat("a rate of \(sampleRate) Hz (FLAC: 1 to 655,350)") }
+        guard (1...8).contains(channelCount) else { throw .unsupportedFormat("\(channelCount) channels (FLAC: 1 to 8)") }
+    }
+
     /// The error for an FFmpeg status.
     init(_ error: FFmpegError) { self = .ffmpeg(operation: error.operation, message: error.message) }
 }

@@ -206,6 +206,14 @@ class RoomRecording:
         self.process.wait()
 
 
+def busy_processes(count):
+    """`count` busy processes (`yes > /dev/null`), given half a second to take the cores; the
+    caller kills them."""
+    processes = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(count)]
+    time.sleep(0.5)
+    return processes
+
+
 def longform_start(work, env, address, music, index, seconds, skews, jitter_ms=0.0, cut=None, load=0):
     """One start: three speakers (each room's clock `skews` ppm fast) and a sender afresh, the
     rooms' monitor recorded from before it; with `jitter_ms` or `cut`, the sender in a namespace of
@@ -218,9 +226,7 @@ def longform_start(work, env, address, music, index, seconds, skews, jitter_ms=0
     impaired = None
     moments = None
     try:
-        for _ in range(load):
-            processes.append(subprocess.Popen(["yes"], stdout=subprocess.DEVNULL))
-        time.sleep(0.5)
+        processes += busy_processes(load)
         ports = []
         for name, skew in zip(ROOM_NAMES, skews):
             process, port = start_speaker(work, env, f"start-{index:02d}-{name}", f"pulse:room-{name}", [f"--clock-skew={skew:g}"])
@@ -260,9 +266,7 @@ def snapcast_start(work, env, address, pcm, index, seconds, load=0):
     recording = RoomRecording(address, os.path.join(work, f"snapcast-start-{index:02d}.raw"))
     processes = []
     try:
-        for _ in range(load):
-            processes.append(subprocess.Popen(["yes"], stdout=subprocess.DEVNULL))
-        time.sleep(0.5)
+        processes += busy_processes(load)
         server, port = start_snapserver(work, f"snapserver-start-{index:02d}", f"file://{pcm}?name=music&sampleformat=44100:16:2")
         processes.append(server)
         for name in ROOM_NAMES:
