@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "LongformPulseAudio", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "CPulse", .product(name: "Logging", package: "swift-log")]),
         .target(name: "LongformALSA", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "CALSA", .product(name: "Logging", package: "swift-log")]),
         // Layer 4: the sender's side of the network speaker (the `speaker:` route).
-        .target(name: "LongformSpeakerSender", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformSpeakerProtocol",
+        .target(name: "LongformSpeakerSender", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformSources", "LongformSpeakerProtocol",
                                                              .product(name: "Logging", package: "swift-log"),
                                                              .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]),
         // Layer 4: what `--route` names and `routes` lists: opens a route of any backend.
@@ -83,7 +83,7 @@ let package = Package(
         ], resources: [.copy("Resources")]),
         // Layer 7: the receiving side of the network speaker (`longform speaker`).
         .target(name: "LongformSpeakerReceiver", dependencies: [
-            "LongformCore", "LongformRendering", "LongformRoutes", "LongformSpeakerProtocol",
+            "LongformCore", "LongformRendering", "LongformRoutes", "LongformSources", "LongformSpeakerProtocol",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -123,14 +123,15 @@ let package = Package(
         .testTarget(name: "LongformSourcesTests", dependencies: ["LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformRenderingTests", dependencies: ["LongformRendering", "LongformRoutes", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
         .testTarget(name: "LongformPulseAudioTests", dependencies: ["LongformPulseAudio", "LongformRouteCatalog", "LongformRoutes", "LongformRendering", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
-        .testTarget(name: "LongformSpeakerSenderTests", dependencies: ["LongformSpeakerSender", "LongformRendering", "LongformTestSupport"]),
+        .testTarget(name: "LongformSpeakerSenderTests", dependencies: ["LongformSpeakerSender", "LongformRendering", "LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformRouteCatalogTests", dependencies: ["LongformRouteCatalog", "LongformRoutes", "LongformALSA", "LongformSpeakerSender", "LongformTestSupport"]),
         .testTarget(name: "LongformPlayerTests", dependencies: ["LongformPlayer", "LongformRoutes", "LongformSpeakerSender", "LongformRendering", "LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformStoreTests", dependencies: ["LongformStore", "LongformPlayer", "LongformCore", "LongformTestSupport"]),
         .testTarget(name: "LongformLibraryTests", dependencies: ["LongformLibrary", "LongformStore", "LongformTestSupport"]),
         .testTarget(name: "LongformServerTests", dependencies: ["LongformTestSupport"]),
         .testTarget(name: "LongformSpeakerProtocolTests", dependencies: ["LongformSpeakerProtocol", "LongformTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
-        .testTarget(name: "LongformSpeakerReceiverTests", dependencies: ["LongformSpeakerReceiver", "LongformSpeakerProtocol", "LongformSpeakerSender", "LongformRoutes", "LongformCore", "LongformTestSupport"]),
+        .testTarget(name: "LongformSpeakerReceiverTests", dependencies: ["LongformSpeakerReceiver", "LongformSpeakerProtocol", "LongformSpeakerSender", "LongformRoutes", "LongformCore",
+                                                                   "LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

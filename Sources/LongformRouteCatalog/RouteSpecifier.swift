@@ -7,7 +7,7 @@ import LongformRoutes
 import LongformSpeakerSender
 
 /// A route as the user names it on the command line: `null`, `wav:PATH`, `pulse[:SINK]`,
-/// `alsa[:DEVICE]`, `speaker:HOST:PORT[,HOST:PORT…]`.
+/// `alsa[:DEVICE]`, `speaker:HOST:PORT[,HOST:PORT…][?codec=flac|pcm|float]`.
 public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
     /// Real-time, discarding.
     case null
@@ -17,8 +17,8 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
     case pulse(sink: String?)
     /// An ALSA device.
     case alsa(device: String)
-    /// Network speakers (`longform speaker`), one or a group playing in step.
-    case speaker(endpoints: [SpeakerEndpoint])
+    /// Network speakers (`longform speaker`), one or a group playing in step, and how the audio goes to them.
+    case speaker(endpoints: [SpeakerEndpoint], codec: SpeakerCodec)
 
     /// Parses a specifier; the error names what was wrong.
     public init(parsing text: String) throws(RouteError) {
@@ -34,7 +34,8 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
         case "pulse": self = .pulse(sink: argument.flatMap { $0.isEmpty ? nil : $0 })
         case "alsa": self = .alsa(device: argument.flatMap { $0.isEmpty ? nil : $0 } ?? "default")
         case "speaker":
-            let parts = (argument ?? "").split(separator: ",", omittingEmptySubsequences: false)
+            let (list, codec) = try Self.speakerCodec(in: argument ?? "", route: text)
+            let parts = list.split(separator: ",", omittingEmptySubsequences: false)
             var endpoints: [SpeakerEndpoint] = []
             for part in parts {
                 guard let endpoint = SpeakerEndpoint(parsing: part) else {
@@ -42,10 +43,21 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
                 }
                 endpoints.append(endpoint)
             }
-            self = .speaker(endpoints: endpoints)
+            self = .speaker(endpoints: endpoints, codec: codec)
         default:
             throw RouteError(route: text, reason: "unknown route; use null, wav:PATH, pulse[:SINK], alsa[:DEVICE] or speaker:HOST:PORT[,HOST:PORT...]")
         }
+    }
+
+    /// A speaker list and its `?codec=NAME` (the default when absent); the error names a bad one.
+    private static func speakerCodec(in argument: String, route: String) throws(RouteError) -> (list: Substring, codec: SpeakerCodec) {
+        guard let question = argument.lastIndex(of: "?") else { return (argument[...], .default) }
+        let query = argument[argument.index(after: question)...]
+        let names = SpeakerCodec.allCases.map(\.rawValue).joined(separator: ", ")
+        guard query.hasPrefix("codec="), let codec = SpeakerCodec(rawValue: String(query.dropFirst("codec=".count))) else {
+            throw RouteError(route: route, reason: "'?\(query)' is not a codec; use ?codec= one of \(names)")
+        }
+        return (argument[..<question], codec)
     }
 
     /// The specifier as text.
@@ -55,7 +67,8 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
         case .wav(let path): "wav:\(path)"
         case .pulse(let sink): sink.map { "pulse:\($0)" } ?? "pulse"
         case .alsa(let device): "alsa:\(device)"
-        case .speaker(let endpoints): "speaker:" + endpoints.map(\.description).joined(separator: ",")
+        case .speaker(let endpoints, let codec):
+            "speaker:" + endpoints.map(\.description).joined(separator: ",") + (codec == .default ? "" : "?codec=\(codec.rawValue)")
         }
     }
 
@@ -70,7 +83,8 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
         case .pulse(let sink): PulseAudioRoute(sink: sink, sampleRate: sampleRate, channelCount: channelCount,
                                                flushBehavior: keepsTime ? .keepsTime : .keepsEveryFrame)
         case .alsa(let device): ALSARoute(device: device, sampleRate: sampleRate, channelCount: channelCount)
-        case .speaker(let endpoints): SpeakerRoute(endpoints: endpoints, sampleRate: sampleRate, channelCount: channelCount, lookAhead: lookAhead ?? 180)
+        case .speaker(let endpoints, let codec):
+            SpeakerRoute(endpoints: endpoints, codec: codec, sampleRate: sampleRate, channelCount: channelCount, lookAhead: lookAhead ?? 180)
         }
     }
 }

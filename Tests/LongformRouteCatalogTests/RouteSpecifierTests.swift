@@ -15,8 +15,15 @@ import Testing
         #expect(try RouteSpecifier(parsing: "alsa:hw:1,0") == .alsa(device: "hw:1,0"))
         #expect(try RouteSpecifier(parsing: "speaker:kitchen.local:7878,[fe80::1]:7879,10.0.0.2:7878")
                 == .speaker(endpoints: [SpeakerEndpoint(host: "kitchen.local", port: 7878), SpeakerEndpoint(host: "fe80::1", port: 7879),
-                                        SpeakerEndpoint(host: "10.0.0.2", port: 7878)]))
+                                        SpeakerEndpoint(host: "10.0.0.2", port: 7878)], codec: .float))
         #expect(try RouteSpecifier(parsing: "speaker:[fe80::1]:7879").description == "speaker:[fe80::1]:7879")
+        #expect(try RouteSpecifier(parsing: "speaker:a:7878,[fe80::1]:7879?codec=flac")
+                == .speaker(endpoints: [SpeakerEndpoint(host: "a", port: 7878), SpeakerEndpoint(host: "fe80::1", port: 7879)], codec: .flac))
+        for codec in SpeakerCodec.allCases {
+            let text = "speaker:a:7878?codec=\(codec.rawValue)"
+            #expect(try RouteSpecifier(parsing: text).description == (codec == .default ? "speaker:a:7878" : text))
+            #expect(try RouteSpecifier(parsing: text).makeRoute().name == (codec == .default ? "speaker:a:7878" : text))
+        }
     }
 
     @Test func badSpecifiersNameTheCulprit() {
@@ -27,6 +34,12 @@ import Testing
             #expect(throws: RouteError.self, "\(bad)") { try RouteSpecifier(parsing: bad) }
         }
         #expect { try RouteSpecifier(parsing: "speaker:a:7878,attic") } throws: { ($0 as! RouteError).description.contains("'attic' is not HOST:PORT") }
+        for bad in ["speaker:a:7878?codec=opus", "speaker:a:7878?flac", "speaker:a:7878?codec="] {
+            #expect(throws: RouteError.self, "\(bad)") { try RouteSpecifier(parsing: bad) }
+        }
+        #expect { try RouteSpecifier(parsing: "speaker:a:7878?codec=mp3") } throws: {
+            ($0 as! RouteError).description.contains("'?codec=mp3' is not a codec; use ?codec= one of flac, pcm, float")
+        }
     }
 
     @Test func aMissingALSADeviceIsAClearError() {

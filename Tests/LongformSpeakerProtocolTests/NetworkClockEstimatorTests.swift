@@ -237,7 +237,7 @@ import Testing
         #expect(ClockExchange.decodeRequest(ClockExchange.encode(request).dropLast()) == nil)
         #expect(ClockExchange.decodeRequest([UInt8](repeating: 0, count: 24)) == nil)
         var otherVersion = ClockExchange.encode(request)
-        otherVersion[2] = 2
+        otherVersion[2] = 1
         #expect(ClockExchange.decodeRequest(otherVersion) == nil)
     }
 

@@ -8,6 +8,7 @@ import Testing
         .hello(sessionID: Array(0..<16), senderName: "Living room sender", timingPort: 7000),
         .welcome(speakerName: "Kitchen ♪", bufferCapacityFrames: 44_100 * 180, bufferEndFrame: -1),
         .format(AudioStreamFormat(sampleRate: 44_100, channelCount: 2, encoding: .signed16)),
+        .format(AudioStreamFormat(sampleRate: 48_000, channelCount: 2, encoding: .flac)),
         .audio(firstFrame: 123_456_789, frameCount: 3, samples: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),
         .anchor(RateAnchor(rate: 1, mediaFrame: 44_100, networkTime: 9_876_543_210)),
         .flush(requestID: 7, fromFrame: 88_200),
@@ -53,18 +54,22 @@ import Testing
         let good = SpeakerMessage.keepAlive.encoded()
         #expect(firstError(Array("GET / HTTP/1.1\r\n".utf8)) == .badMagic(0x47, 0x45))
         #expect(firstError([0x4C, 0x46, 9, 0x30, 0, 0, 0, 0]) == .unsupportedVersion(9))
+        // A peer of version 1 (no FLAC) and this one part with an error naming both versions.
+        #expect(firstError([0x4C, 0x46, 1, 0x01, 0, 0, 0, 0]) == .unsupportedVersion(1))
+        #expect(SpeakerProtocolError.unsupportedVersion(1).description == "protocol version 1 is not supported (this side speaks 2)")
+        #expect(firstError([0x4C, 0x46, 2, 0x10, 0, 0, 0, 6, 0, 0, 0xAC, 0x44, 2, 4]) == .malformedPayload(type: 0x10, reason: "unknown sample encoding 4"))
         // An absurd length is refused from the header alone: nothing waits for 4 GiB.
-        #expect(firstError([0x4C, 0x46, 1, 0x11, 0xFF, 0xFF, 0xFF, 0xFF]) == .payloadTooLong(0xFFFF_FFFF))
+        #expect(firstError([0x4C, 0x46, 2, 0x11, 0xFF, 0xFF, 0xFF, 0xFF]) == .payloadTooLong(0xFFFF_FFFF))
         // Before hello a speaker takes 4 KiB payloads at most.
         var greeting = SpeakerFrameDecoder(maximumPayloadLength: SpeakerFrame.maximumGreetingPayloadLength)
-        greeting.append([0x4C, 0x46, 1, 0x11, 0, 0, 0x10, 0x01])
+        greeting.append([0x4C, 0x46, 2, 0x11, 0, 0, 0x10, 0x01])
         #expect(throws: SpeakerProtocolError.payloadTooLong(4_097)) { try greeting.nextFrame() }
         // A known message whose payload is cut short, or has bytes left over.
-        #expect(firstError([0x4C, 0x46, 1, 0x13, 0, 0, 0, 3, 1, 2, 3]) == .malformedPayload(type: 0x13, reason: "ends inside a field"))
-        #expect(firstError([0x4C, 0x46, 1, 0x30, 0, 0, 0, 1, 0]) == .malformedPayload(type: 0x30, reason: "1 bytes after the last field"))
+        #expect(firstError([0x4C, 0x46, 2, 0x13, 0, 0, 0, 3, 1, 2, 3]) == .malformedPayload(type: 0x13, reason: "ends inside a field"))
+        #expect(firstError([0x4C, 0x46, 2, 0x30, 0, 0, 0, 1, 0]) == .malformedPayload(type: 0x30, reason: "1 bytes after the last field"))
         // A string that is not UTF-8, a string longer than its payload.
-        #expect(firstError([0x4C, 0x46, 1, 0x3F, 0, 0, 0, 5, 0, 1, 0, 1, 0xFF]) == .malformedPayload(type: 0x3F, reason: "a string is not UTF-8"))
-        #expect(firstError([0x4C, 0x46, 1, 0x3F, 0, 0, 0, 5, 0, 1, 0xFF, 0xFF, 0x41]) == .malformedPayload(type: 0x3F, reason: "ends inside a field"))
+        #expect(firstError([0x4C, 0x46, 2, 0x3F, 0, 0, 0, 5, 0, 1, 0, 1, 0xFF]) == .malformedPayload(type: 0x3F, reason: "a string is not UTF-8"))
+        #expect(firstError([0x4C, 0x46, 2, 0x3F, 0, 0, 0, 5, 0, 1, 0xFF, 0xFF, 0x41]) == .malformedPayload(type: 0x3F, reason: "ends inside a field"))
         // Values no speaker can act on.
         let nanRate = SpeakerMessage.anchor(RateAnchor(rate: .nan, mediaFrame: 0, networkTime: 0)).encoded()
         #expect(firstError(nanRate) == .malformedPayload(type: 0x12, reason: "rate nan"))
@@ -87,7 +92,7 @@ import Testing
 
     @Test func aTypeFromALaterVersionIsSkipped() throws {
         var decoder = SpeakerFrameDecoder()
-        decoder.append([0x4C, 0x46, 1, 0x7E, 0, 0, 0, 3, 9, 9, 9] + SpeakerMessage.keepAlive.encoded())
+        decoder.append([0x4C, 0x46, 2, 0x7E, 0, 0, 0, 3, 9, 9, 9] + SpeakerMessage.keepAlive.encoded())
         #expect(try decoder.nextFrame() == .unknown(type: 0x7E, length: 3))
         #expect(try decoder.nextFrame() == .message(.keepAlive))
         #expect(try decoder.nextFrame() == nil)
@@ -101,7 +106,7 @@ import Testing
             var bytes = (0..<Int.random(in: 0..<64, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
             if Bool.random(using: &generator) {
                 let type = [0x01, 0x02, 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x21, 0x22, 0x30, 0x31, 0x3F].randomElement(using: &generator)!
-                bytes = [0x4C, 0x46, 1, UInt8(type), 0, 0, 0, UInt8(bytes.count)] + bytes
+                bytes = [0x4C, 0x46, 2, UInt8(type), 0, 0, 0, UInt8(bytes.count)] + bytes
             }
             decoder.append(bytes)
             while let frame = try? decoder.nextFrame(), frame != nil {}

@@ -72,13 +72,13 @@ enum HostileConnections {
         /// What a connection of `kind` sends at tick `tick` (four a second).
         private static func bytes(for kind: Kind, tick: Int) -> [UInt8] {
             // A hello's header announcing 64 bytes, then those bytes: never complete in a test's time.
-            let slowFrame: [UInt8] = [0x4C, 0x46, 1, 0x01, 0, 0, 0, 64] + Array(repeating: 0, count: 64)
-            let proofFrame: [UInt8] = [0x4C, 0x46, 1, 0x04, 0, 0, 0, 64] + Array(repeating: 0, count: 64)
+            let slowFrame: [UInt8] = [0x4C, 0x46, 2, 0x01, 0, 0, 0, 64] + Array(repeating: 0, count: 64)
+            let proofFrame: [UInt8] = [0x4C, 0x46, 2, 0x04, 0, 0, 0, 64] + Array(repeating: 0, count: 64)
             switch kind {
             case .slowHeader:
                 return tick % 4 == 0 ? [slowFrame[min(tick / 4, slowFrame.count - 1)]] : []
             case .unknownFrames:
-                return tick % 2 == 0 ? [0x4C, 0x46, 1, 0x7E, 0, 0, 0, 4, 1, 2, 3, 4] : []
+                return tick % 2 == 0 ? [0x4C, 0x46, 2, 0x7E, 0, 0, 0, 4, 1, 2, 3, 4] : []
             case .helloWithoutProof:
                 if tick == 0 { return SpeakerMessage.hello(sessionID: Array(repeating: 9, count: 16), senderName: "stranger", timingPort: 9).encoded() }
                 return tick % 4 == 0 ? [proofFrame[min(tick / 4 - 1, proofFrame.count - 1)]] : []
@@ -119,9 +119,9 @@ enum HostileConnections {
                     _ = send(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), on: descriptor)
                     Glibc.close(descriptor)
                     continue
-                case 1: _ = send([0x4C, 0x46, 1, 0x7D, 0, 0, 0, 2, 0xAB, 0xCD], on: descriptor)
+                case 1: _ = send([0x4C, 0x46, 2, 0x7D, 0, 0, 0, 2, 0xAB, 0xCD], on: descriptor)
                 case 2: break
-                default: _ = send([0x4C, 0x46, 1, 0x01], on: descriptor)
+                default: _ = send([0x4C, 0x46, 2, 0x01], on: descriptor)
                 }
                 open.append(descriptor)
                 if open.count > held { Glibc.close(open.removeFirst()) }

@@ -5,16 +5,19 @@ import Testing
 /// The engine's `speaker:` route, end to end: a sender process (`longform play`, `longform serve`)
 /// and speaker processes on loopback, checked by what each speaker wrote to its WAV route.
 @Suite(.serialized) struct SpeakerRouteTests {
-    @Test func playToAGroupOfTwoSpeakersPlaysEveryFrameOnEach() throws {
+    @Test(arguments: [nil, "flac", "pcm"])
+    func playToAGroupOfTwoSpeakersPlaysEveryFrameOnEach(codec: String?) throws {
         let ramp = try RampAudio.file(named: "route-ramp-5s", seconds: 5)
         let speakers = try ["kitchen", "hall"].map { try SpeakerProcess(name: $0) }
         defer { speakers.forEach { $0.stop() } }
-        let play = try SpeakerProcess.play(ramp, to: speakers)
+        let play = try SpeakerProcess.play(ramp, to: speakers, codec: codec)
         #expect(play.status == 0, "\(play.output)\(play.errorOutput)")
         Thread.sleep(forTimeInterval: 0.5)
         for speaker in speakers {
             speaker.stop()
             #expect(speaker.output.contains("now playing route-ramp-5s.wav"), "\(speaker.output)")
+            let encoding = ["flac": "flac", "pcm": "signed16"][codec ?? ""] ?? "float32"
+            #expect(speaker.output.contains("44100 Hz, 2 channels, \(encoding)"), "\(speaker.output)")
             // One piece, frame 1 to the last (frame 0 is 0, not told from the silence before it).
             let played = try RampAudio.played(wav: speaker.outputPath)
             let piece = try #require(played.pieces.first, "\(speaker.outputPath): nothing played")

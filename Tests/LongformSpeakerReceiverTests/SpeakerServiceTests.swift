@@ -108,7 +108,7 @@ import Testing
         #expect(busy?.0 == 409 && busy?.1 == "busy: playing for first")
 
         // Garbage, an absurd length and an unknown version: each connection is closed.
-        for bytes: [UInt8] in [Array("GET / HTTP/1.1\r\n\r\n".utf8), [0x4C, 0x46, 1, 0x11, 0xFF, 0xFF, 0xFF, 0xFF], [0x4C, 0x46, 7, 0x30, 0, 0, 0, 0]] {
+        for bytes: [UInt8] in [Array("GET / HTTP/1.1\r\n\r\n".utf8), [0x4C, 0x46, 2, 0x11, 0xFF, 0xFF, 0xFF, 0xFF], [0x4C, 0x46, 7, 0x30, 0, 0, 0, 0]] {
             let hostile = try TestSender(speakerPort: port)
             try hostile.send(bytes: bytes)
             let deadline = Date().addingTimeInterval(3)

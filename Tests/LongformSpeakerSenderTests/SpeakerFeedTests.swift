@@ -1,3 +1,5 @@
+import Foundation
+import LongformSources
 @testable import LongformSpeakerSender
 import LongformSpeakerProtocol
 import Synchronization
@@ -29,8 +31,8 @@ import Testing
         }
     }
 
-    @Test func aPlayingSpeakerIsNeitherSentNorWaitedForAudioBeforeItsFirstChangeableFrame() {
-        let feed = SpeakerFeed(speakerCount: 1, format: Self.format)
+    @Test func aPlayingSpeakerIsNeitherSentNorWaitedForAudioBeforeItsFirstChangeableFrame() throws {
+        let feed = try SpeakerFeed(speakerCount: 1, format: Self.format)
         _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
         append(feed, 132_300, at: 0, value: 0.25)
         let sent = audio(drain(feed))
@@ -44,8 +46,8 @@ import Testing
         #expect(rest.last.map { $0.first + Int64($0.count) } == 132_300, "and on to the end")
     }
 
-    @Test func audioFromAHeldFlushOnWaitsForItsEndAndIsTheNewAudio() {
-        let feed = SpeakerFeed(speakerCount: 1, format: Self.format)
+    @Test func audioFromAHeldFlushOnWaitsForItsEndAndIsTheNewAudio() throws {
+        let feed = try SpeakerFeed(speakerCount: 1, format: Self.format)
         _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
         append(feed, 10_000, at: 0, value: 0.25)
         let (_, asked) = feed.beginFlush(from: 5_000)
@@ -60,8 +62,8 @@ import Testing
         #expect(after.count == 1 && after[0].first == 5_000 && after[0].count == 3_000 && after[0].value == 0.5, "\(after)")
     }
 
-    @Test func aFlushUnsentWhenTheConnectionDropsIsSentOnReconnecting() {
-        let feed = SpeakerFeed(speakerCount: 1, format: Self.format)
+    @Test func aFlushUnsentWhenTheConnectionDropsIsSentOnReconnecting() throws {
+        let feed = try SpeakerFeed(speakerCount: 1, format: Self.format)
         _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
         append(feed, 8_000, at: 0, value: 0.25)
         _ = drain(feed)
@@ -76,8 +78,8 @@ import Testing
         #expect(after.first?.first == 3_000 && after.first?.value == 0.5, "\(after)")
     }
 
-    @Test func aSpeakerThatRefusesIsFlushedFromWhereItAcceptsAndTheOthersAreSentTheAudioInBetween() {
-        let feed = SpeakerFeed(speakerCount: 2, format: Self.format)
+    @Test func aSpeakerThatRefusesIsFlushedFromWhereItAcceptsAndTheOthersAreSentTheAudioInBetween() throws {
+        let feed = try SpeakerFeed(speakerCount: 2, format: Self.format)
         for index in 0..<2 { _ = feed.linkDidConnect(index, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0) }
         append(feed, 10_000, at: 0, value: 0.25)
         for index in 0..<2 { while case .messages = feed.nextWork(for: index, timeout: 0.01) {} }
@@ -95,8 +97,8 @@ import Testing
         #expect(second.last == .flush(requestID: 0, fromFrame: 6_000) && audio(second).isEmpty, "\(second)")
     }
 
-    @Test func aPausedSpanIsNotSentSoTheResumedAudioGoesFirst() {
-        let feed = SpeakerFeed(speakerCount: 2, format: Self.format)
+    @Test func aPausedSpanIsNotSentSoTheResumedAudioGoesFirst() throws {
+        let feed = try SpeakerFeed(speakerCount: 2, format: Self.format)
         _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
         append(feed, 10_000, at: 0, value: 0.25)
         _ = drain(feed)
@@ -111,8 +113,8 @@ import Testing
         #expect(audio(joined).map(\.first) == [0, 4_096, 8_192, 60_000] && audio(joined).map(\.count) == [4_096, 4_096, 1_808, 3_000], "\(audio(joined))")
     }
 
-    @Test func onlyAChangeThatMayGiveALinkWorkWakesIt() {
-        let feed = SpeakerFeed(speakerCount: 2, format: Self.format)
+    @Test func onlyAChangeThatMayGiveALinkWorkWakesIt() throws {
+        let feed = try SpeakerFeed(speakerCount: 2, format: Self.format)
         let wakes = Mutex([0, 0])
         for index in 0..<2 {
             _ = feed.linkDidConnect(index, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
@@ -132,9 +134,9 @@ import Testing
         #expect(wakes.withLock { $0 } == [2, 3], "a control message for all: every link")
     }
 
-    @Test func afterAPauseLongerThanTheHistoryKeepsASecondOfResumedAudioGoesAtOnce() {
+    @Test func afterAPauseLongerThanTheHistoryKeepsASecondOfResumedAudioGoesAtOnce() throws {
         for discardsBeforeResuming in [true, false] {
-            let feed = SpeakerFeed(speakerCount: 1, format: Self.format)
+            let feed = try SpeakerFeed(speakerCount: 1, format: Self.format)
             _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 10_000_000, startFrame: 0)
             append(feed, 300_000, at: 0, value: 0.25)
             // The speaker has it all, paused at its end.
@@ -148,6 +150,82 @@ import Testing
             let sent = audio(drain(feed))
             #expect(sent.first?.first == resume && sent.reduce(0) { $0 + Int($1.count) } >= 44_100,
                     "a second in flight at once, not one message and a wait: \(sent.map(\.first))")
+        }
+    }
+}
+
+/// FLAC on the wire: each audio message one block on the group's grid, encoded once for every
+/// speaker, decoding to exactly the 16-bit samples, and never a block from before a flush.
+@Suite struct SpeakerFeedFLACTests {
+    private static let format = AudioStreamFormat(sampleRate: 44_100, channelCount: 2, encoding: .flac)
+
+    /// A chord at 16-bit values: stereo frames `first..<first + count`, a new `seed` a new signal.
+    private static func chord(from first: Int64, count: Int, seed: Double) -> [Float] {
+        (0..<count).flatMap { index -> [Float] in
+            let time = Double(first + Int64(index)) / 44_100
+            let left = 0.3 * sin(2 * .pi * 220 * seed * time) + 0.2 * sin(2 * .pi * 331 * time)
+            let right = 0.3 * sin(2 * .pi * 277 * seed * time) + 0.1 * sin(2 * .pi * 440 * time)
+            return [Float((left * 32_768).rounded() / 32_768), Float((right * 32_768).rounded() / 32_768)]
+        }
+    }
+
+    private static func append(_ feed: SpeakerFeed, _ samples: [Float], at first: Int64) {
+        samples.withUnsafeBufferPointer { feed.append($0, at: first) }
+    }
+
+    /// Link `index`'s audio messages until it has nothing more: first frame, frame count, payload.
+    private static func drainAudio(_ feed: SpeakerFeed, link index: Int) -> [(first: Int64, count: Int, payload: [UInt8])] {
+        var sent: [(Int64, Int, [UInt8])] = []
+        while case .messages(let batch) = feed.nextWork(for: index, timeout: 0.01) {
+            for case .audio(let first, let count, let payload) in batch { sent.append((first, Int(count), payload)) }
+        }
+        return sent
+    }
+
+    /// The 16-bit samples of a FLAC payload.
+    private static func decoded(_ payload: [UInt8], frameCount: Int) throws -> [Float] {
+        try FLACBlockDecoder(sampleRate: 44_100, channelCount: 2).decode(payload, frameCount: frameCount).map(AudioStreamFormat.Encoding.floatSample)
+    }
+
+    @Test func blocksLieOnTheGroupsGridAreEncodedOnceAndDecodeToTheSamples() throws {
+        let feed = try SpeakerFeed(speakerCount: 2, format: Self.format)
+        let signal = Self.chord(from: 0, count: 20_000, seed: 1)
+        _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
+        _ = feed.linkDidConnect(1, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 1_000)
+        Self.append(feed, signal, at: 0)
+        let first = Self.drainAudio(feed, link: 0), second = Self.drainAudio(feed, link: 1)
+        #expect(first.map(\.first) == [0, 4_096, 8_192, 12_288, 16_384] && first.map(\.count) == [4_096, 4_096, 4_096, 4_096, 3_616])
+        // A speaker that starts off the grid is sent up to the next boundary, then the same blocks.
+        #expect(second.map(\.first) == [1_000, 4_096, 8_192, 12_288, 16_384] && second[0].count == 3_096)
+        #expect(zip(first.dropFirst(), second.dropFirst()).allSatisfy { $0.payload == $1.payload }, "one encoding for the group")
+        #expect(feed.keptBlockCount == 4, "the whole blocks are kept, the short ones not")
+        for message in first + second {
+            let expected = Array(signal[Int(message.first) * 2..<(Int(message.first) + message.count) * 2])
+            #expect(try Self.decoded(message.payload, frameCount: message.count) == expected, "block at \(message.first)")
+        }
+        let bytes = first.reduce(0) { $0 + $1.payload.count }
+        #expect(bytes * 10 < 20_000 * 4 * 6, "under 60 % of 16-bit PCM: \(bytes) bytes for 20,000 frames")
+    }
+
+    @Test func aFlushForgetsTheBlocksFromItsFrameSoTheNewAudioIsSent() throws {
+        let feed = try SpeakerFeed(speakerCount: 1, format: Self.format)
+        _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
+        Self.append(feed, Self.chord(from: 0, count: 16_384, seed: 1), at: 0)
+        _ = Self.drainAudio(feed, link: 0)
+        #expect(feed.keptBlockCount == 4)
+        // An edit at 6,000: what follows is other music.
+        let (id, asked) = feed.beginFlush(from: 6_000)
+        feed.record(answer: true, firstUnplayedFrame: 0, ofRequest: id, from: 0)
+        _ = feed.refusals(of: id, asked: asked, timeout: 1) { false }
+        feed.endFlush(from: 6_000, resumingAt: 6_000, refusing: [])
+        #expect(feed.keptBlockCount == 1, "only the block before the flush's frame is kept")
+        let replaced = Self.chord(from: 6_000, count: 10_384, seed: 1.5)
+        Self.append(feed, replaced, at: 6_000)
+        let after = Self.drainAudio(feed, link: 0)
+        #expect(after.map(\.first) == [6_000, 8_192, 12_288], "\(after.map(\.first))")
+        for message in after {
+            let expected = Array(replaced[Int(message.first - 6_000) * 2..<(Int(message.first - 6_000) + message.count) * 2])
+            #expect(try Self.decoded(message.payload, frameCount: message.count) == expected, "block at \(message.first): the new music")
         }
     }
 }

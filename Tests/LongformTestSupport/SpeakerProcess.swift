@@ -28,10 +28,10 @@ public final class SpeakerProcess: @unchecked Sendable {
 
     /// Runs `longform play` of `path` to `speakers` as one group, with a state directory of its
     /// own and `arguments` (options of `play`), until it has played.
-    public static func play(_ path: String, to speakers: [SpeakerProcess], arguments: [String] = []) throws -> ExternalTool.Result {
+    public static func play(_ path: String, to speakers: [SpeakerProcess], codec: String? = nil, arguments: [String] = []) throws -> ExternalTool.Result {
         let state = TestAudio.path("route-state-\(UUID().uuidString.prefix(8))")
-        return try ExternalTool.run(ExternalTool.longformExecutable,
-                                    ["play", "--route", "speaker:" + speakers.map { $0.endpoint() }.joined(separator: ","), "--state", state] + arguments + [path])
+        let route = "speaker:" + speakers.map { $0.endpoint() }.joined(separator: ",") + (codec.map { "?codec=" + $0 } ?? "")
+        return try ExternalTool.run(ExternalTool.longformExecutable, ["play", "--route", route, "--state", state] + arguments + [path])
     }
 
     /// What it printed so far.

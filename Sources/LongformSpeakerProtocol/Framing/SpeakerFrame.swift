@@ -2,8 +2,9 @@
 public enum SpeakerFrame {
     /// The first two bytes of every frame.
     public static let magic: (UInt8, UInt8) = (0x4C, 0x46) // "LF"
-    /// The protocol version this implementation speaks.
-    public static let version: UInt8 = 1
+    /// The protocol version this implementation speaks (2: FLAC audio). A frame of another
+    /// version is refused with an error naming both, so that peers of different versions part clearly.
+    public static let version: UInt8 = 2
     /// Magic, version, type and length.
     public static let headerLength = 8
     /// The longest payload accepted: a little over 10 s of 44.1 kHz stereo 16-bit audio.

@@ -11,7 +11,8 @@ public enum SpeakerMessage: Sendable, Equatable {
     case proof(nonce: [UInt8], proof: [UInt8])
     /// Sender → speaker: the audio's format from now on.
     case format(AudioStreamFormat)
-    /// Sender → speaker: `frameCount` frames from `firstFrame`, interleaved, in the stream format.
+    /// Sender → speaker: `frameCount` frames from `firstFrame`, interleaved, in the stream format
+    /// (PCM: the samples; FLAC: one FLAC frame holding them).
     case audio(firstFrame: Int64, frameCount: UInt32, samples: [UInt8])
     /// Sender → speaker: "rate R, media frame F at network time N".
     case anchor(RateAnchor)
@@ -65,9 +66,14 @@ public struct AudioStreamFormat: Sendable, Equatable {
         case signed16 = 1
         /// IEEE float 32-bit little-endian.
         case float32 = 2
+        /// Signed 16-bit samples, each audio message one FLAC frame that decodes on its own.
+        case flac = 3
 
-        /// Bytes per sample.
-        public var bytesPerSample: Int { self == .signed16 ? 2 : 4 }
+        /// Bytes per sample: PCM's on the wire; FLAC's 16-bit samples once decoded (a FLAC frame
+        /// is at most about that, FLAC falling back to verbatim samples where it cannot compress).
+        public var bytesPerSample: Int { self == .float32 ? 4 : 2 }
+        /// Whether an audio message holds a compressed block rather than the samples themselves.
+        public var isCompressed: Bool { self == .flac }
     }
 
     /// Frames per second.

@@ -43,6 +43,8 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     private var pairing = SpeakerPairing(secret: nil)
     /// Seals what this side sends once the sender has paired.
     private var sealer: FrameSealer?
+    /// Decodes audio payloads on the event loop, before the lock the output thread takes.
+    private let audioDecoder = AudioPayloadDecoder()
 
     init(service: SpeakerService) {
         self.service = service
@@ -155,7 +157,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         if case .audio(let firstFrame, let frameCount, let samples) = message {
             // Decoded before the lock the output thread takes.
             let format = service.session.withLock { $0.format }
-            switch SpeakerSession.decodeAudio(frameCount: frameCount, samples: samples, format: format) {
+            switch audioDecoder.decode(frameCount: frameCount, payload: samples, format: format) {
             case .success(let frames):
                 actions = service.updateSession { $0.receiveAudio(frames, at: firstFrame) }
                 // A status every quarter second of audio received tells the sender how far its
@@ -169,7 +171,9 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
             case .failure(let refusal): actions = [.close(reason: refusal.reason)]
             }
         } else {
-            if case .metadata(let title, let artist, let album) = message {
+            if case .format(let format) = message {
+                logger.info("speaker: a stream of \(format.sampleRate) Hz, \(format.channelCount) channels, \(format.encoding)")
+            } else if case .metadata(let title, let artist, let album) = message {
                 logger.info("speaker: now playing \(title) — \(artist) (\(album))")
             } else if case .anchor(let anchor) = message, logger.logLevel <= .debug {
                 // Only when logged: the lead takes the lock the output renders under.

@@ -171,6 +171,8 @@ public struct SpeakerSession: Sendable {
     private var staleFrom: Int64?
     /// The output frame from which the output should render again (`takeRewindRequest`).
     private var rewindRequest: Int64?
+    /// Decodes `receive(.audio)`'s payloads (the connection decodes with its own, outside the lock).
+    private let audioDecoder = AudioPayloadDecoder()
 
     /// A speaker with nothing buffered.
     public init(configuration: Configuration) {
@@ -222,7 +224,7 @@ public struct SpeakerSession: Sendable {
             }
             return []
         case .audio(let firstFrame, let frameCount, let samples):
-            switch Self.decodeAudio(frameCount: frameCount, samples: samples, format: format) {
+            switch audioDecoder.decode(frameCount: frameCount, payload: samples, format: format) {
             case .success(let frames): return receiveAudio(frames, at: firstFrame)
             case .failure(let refusal): return [.close(reason: refusal.reason)]
             }
@@ -538,16 +540,5 @@ public struct SpeakerSession: Sendable {
     public struct AudioRefusal: Error, Sendable {
         /// What was wrong, for the log.
         public var reason: String
-    }
-
-    /// An audio message's samples as Float32, once its length is checked against its frame count
-    /// and `format` (nil: no format yet). The connection calls it before taking the lock the
-    /// output thread waits on, then hands the frames to `receiveAudio`.
-    public static func decodeAudio(frameCount: UInt32, samples: [UInt8], format: AudioStreamFormat?) -> Result<[Float], AudioRefusal> {
-        guard let format else { return .failure(AudioRefusal(reason: "audio before a format")) }
-        guard samples.count == Int(frameCount) * format.bytesPerFrame else {
-            return .failure(AudioRefusal(reason: "audio of \(frameCount) frames carries \(samples.count) bytes, not \(Int(frameCount) * format.bytesPerFrame)"))
-        }
-        return .success(format.encoding.decode(samples))
     }
 }

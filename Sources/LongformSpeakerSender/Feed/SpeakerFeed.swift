@@ -1,6 +1,8 @@
 import Foundation
+import Logging
 import LongformCore
 import LongformRendering
+import LongformSources
 import LongformSpeakerProtocol
 
 /// What a speaker route's links send from, under one lock: the audio rendered and not yet heard,
@@ -49,6 +51,8 @@ final class SpeakerFeed: @unchecked Sendable {
     let format: AudioStreamFormat
     private let condition = NSCondition()
     private var history: SentAudio // guarded by `condition`, as everything below
+    /// The history's messages in the wire's encoding, FLAC blocks kept for the whole group.
+    private let encoder: AudioPayloadEncoder
     private var outboxes: [Outbox]
     private var anchor: RateAnchor?
     /// While a flush waits for its answers, no audio from this frame on goes out.
@@ -66,9 +70,13 @@ final class SpeakerFeed: @unchecked Sendable {
     /// the wait of a flush or an anchor behind audio, not the rate of the fill.
     static let inFlightSeconds = 1.0
 
-    /// A feed for `speakerCount` speakers of a stream in `format`.
-    init(speakerCount: Int, format: AudioStreamFormat) {
+    private let logger = Logger(label: LogLabel.speakerRoute)
+
+    /// A feed for `speakerCount` speakers of a stream in `format`; throws when its encoding (FLAC)
+    /// cannot be had.
+    init(speakerCount: Int, format: AudioStreamFormat) throws(FLACCodecError) {
         self.format = format
+        encoder = try AudioPayloadEncoder(format: format, blockFrameCount: Self.framesPerMessage)
         history = SentAudio(channelCount: Int(format.channelCount), sampleRate: Int(format.sampleRate))
         outboxes = Array(repeating: Outbox(), count: speakerCount)
     }
@@ -117,12 +125,21 @@ final class SpeakerFeed: @unchecked Sendable {
 
     /// Adds rendered audio at `frame`.
     func append(_ frames: UnsafeBufferPointer<Float>, at frame: Int64) {
-        locked { history.append(frames, at: frame) }
+        locked {
+            let (start, end) = (history.startFrame, history.endFrame)
+            history.append(frames, at: frame)
+            // Anything but a continuation (or one after a gap) replaced what was held.
+            if history.startFrame != start || frame < end { encoder.forgetAllBlocks() }
+        }
     }
 
     /// Forgets audio heard before `frame`.
     func discardHeard(before frame: Int64) {
-        locked(waking: .none) { history.discard(before: frame) }
+        locked(waking: .none) {
+            let start = history.startFrame
+            history.discard(before: frame)
+            if history.startFrame != start { encoder.forgetBlocks(before: history.startFrame) }
+        }
     }
 
     /// Sends `newAnchor` to every speaker, and to those that connect later.
@@ -182,6 +199,7 @@ final class SpeakerFeed: @unchecked Sendable {
     func endFlush(from: Int64, resumingAt resumed: Int64, refusing: Set<Int>) {
         locked {
             history.truncate(from: resumed)
+            encoder.forgetBlocks(from: resumed)
             heldFrom = nil
             guard resumed > from else { return }
             for index in refusing where outboxes[index].isConnected {
@@ -356,9 +374,18 @@ final class SpeakerFeed: @unchecked Sendable {
         guard outbox.isConnected, first < end,
               history.renderedFrameCount(in: unacknowledged..<max(outbox.cursor, unacknowledged)) < inFlightLimit else { return nil }
         // Never past a held flush: that audio may be about to change.
-        let samples = history.renderedFrames(from: first, count: Int(min(Int64(Self.framesPerMessage), end - first)))
+        let samples = history.renderedFrames(from: first, count: Int(min(Int64(encoder.messageFrameLimit(at: first)), end - first)))
         let count = samples.count / Int(format.channelCount)
         outboxes[index].cursor = first + Int64(count)
-        return [.audio(firstFrame: first, frameCount: UInt32(count), samples: AudioStreamFormat.Encoding.float32.encode(samples))]
+        do {
+            return [.audio(firstFrame: first, frameCount: UInt32(count), samples: try encoder.payload(for: samples, at: first))]
+        } catch {
+            // FFmpeg's FLAC encoder fails only without memory: the speaker hears a gap, the log says why.
+            logger.error("speaker route: frames \(first)..<\(first + Int64(count)) not sent: \(error)")
+            return nil
+        }
     }
+
+    /// How many whole FLAC blocks the feed keeps encoded (for tests).
+    var keptBlockCount: Int { reading { encoder.keptBlockCount } }
 }

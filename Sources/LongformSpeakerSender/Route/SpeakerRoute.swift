@@ -6,7 +6,7 @@ import LongformRoutes
 import LongformSpeakerProtocol
 import NIOPosix
 
-/// Network speakers (`longform speaker`) as one route: `speaker:HOST:PORT[,HOST:PORT…]`. The
+/// Network speakers (`longform speaker`) as one route: `speaker:HOST:PORT[,HOST:PORT…][?codec=NAME]`. The
 /// renderer and synchronizer drive it exactly as they drive a local device; what it does with that
 /// is the Longform speaker protocol (docs/speaker-protocol.md):
 ///
@@ -39,6 +39,8 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     public let endpoints: [SpeakerEndpoint]
     /// The name the speakers are told.
     public let senderName: String
+    /// How the audio goes on the wire.
+    public let codec: SpeakerCodec
 
     /// The least time ahead at which a change reaches the speakers (seconds).
     public static let minimumLead = 0.1
@@ -75,15 +77,16 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     /// The environment variable that fixes the port a sender answers the clock on.
     public static let timingPortVariable = "LONGFORM_SPEAKER_TIMING_PORT"
 
-    /// A route to `endpoints` at `sampleRate` with `channelCount` channels (sent as Float32: lossless).
+    /// A route to `endpoints` at `sampleRate` with `channelCount` channels, its audio sent in `codec`.
     /// The pairing secret, for speakers that require one, is `LONGFORM_SPEAKER_SECRET`'s; the
     /// clock's port is `timingPort`, or when nil `LONGFORM_SPEAKER_TIMING_PORT`'s (0 or unset: a free one).
-    public init(endpoints: [SpeakerEndpoint], sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 180,
+    public init(endpoints: [SpeakerEndpoint], codec: SpeakerCodec = .default, sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 180,
                 senderName: String = ProcessInfo.processInfo.hostName, timingPort: Int? = nil) {
         pairingSecret = Result { () throws(PairingSecret.Refusal) in try PairingSecret.fromEnvironment() }
         self.endpoints = endpoints
         self.senderName = senderName
-        let name = "speaker:" + endpoints.map(\.description).joined(separator: ",")
+        self.codec = codec
+        let name = "speaker:" + endpoints.map(\.description).joined(separator: ",") + (codec == .default ? "" : "?codec=\(codec.rawValue)")
         self.name = name
         self.timingPort = Result { () throws(RouteError) in
             if let timingPort { return timingPort }
@@ -106,8 +109,13 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         stopConnections(running.withLock { running in defer { running = nil }; return running })
         clock.reset()
         let clockPort = try startedClockServer(secret: secret).port
-        let feed = SpeakerFeed(speakerCount: endpoints.count,
-                               format: AudioStreamFormat(sampleRate: UInt32(format.sampleRate), channelCount: UInt8(format.channelCount), encoding: .float32))
+        let feed: SpeakerFeed
+        do {
+            feed = try SpeakerFeed(speakerCount: endpoints.count,
+                                   format: AudioStreamFormat(sampleRate: UInt32(format.sampleRate), channelCount: UInt8(format.channelCount), encoding: codec.encoding))
+        } catch {
+            throw RouteError(route: name, reason: "\(codec.rawValue): \(error)")
+        }
         // A new session each start: the speakers empty what an earlier one left.
         let hello = SpeakerMessage.hello(sessionID: (0..<16).map { _ in UInt8.random(in: 0...255) }, senderName: senderName, timingPort: UInt16(clockPort))
         let clock = clock, joinFrames = Int64(Self.joinMargin * Double(format.sampleRate))

@@ -22,7 +22,7 @@ struct PlayCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "null, wav:PATH, pulse[:SINK], alsa[:DEVICE] or speaker:HOST:PORT[,HOST:PORT...] (see `longform routes`; speakers that require pairing get the secret in $LONGFORM_SPEAKER_SECRET; speakers ask for the clock on a free UDP port, or $LONGFORM_SPEAKER_TIMING_PORT).")
+    @Option(name: .long, help: "null, wav:PATH, pulse[:SINK], alsa[:DEVICE] or speaker:HOST:PORT[,HOST:PORT...][?codec=flac|pcm|float] (see `longform routes`; the codec is how audio goes to the speakers, float by default; speakers that require pairing get the secret in $LONGFORM_SPEAKER_SECRET; speakers ask for the clock on a free UDP port, or $LONGFORM_SPEAKER_TIMING_PORT).")
     var route: String?
 
     @Option(name: .long, help: "Sample rate the route plays at, in Hz.")
@@ -55,7 +55,7 @@ struct PlayCommand: ParsableCommand {
     /// `--speaker-volume` as volumes by the route's name for each speaker; each names one of them.
     private func speakerVolumes(of specifier: RouteSpecifier?) throws -> [String: Float] {
         guard !speakerVolume.isEmpty else { return [:] }
-        guard case .speaker(let endpoints) = specifier else {
+        guard case .speaker(let endpoints, _) = specifier else {
             throw ValidationError("--speaker-volume is for a speaker: route (--route speaker:HOST:PORT,...)")
         }
         var volumes: [String: Float] = [:]
