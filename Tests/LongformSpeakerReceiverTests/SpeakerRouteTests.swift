@@ -72,14 +72,15 @@ import Testing
         #expect(shown.upperBound < none.lowerBound && log[shown.upperBound...].contains("now playing route-ramp-2s.wav"), "\(log)")
     }
 
-    @Test func pauseResumeAndSeekReachTheSpeakerWithNothingLostOrRepeated() throws {
+    @Test(arguments: [nil, "flac"])
+    func pauseResumeAndSeekReachTheSpeakerWithNothingLostOrRepeated(codec: String?) throws {
         let music = TestAudio.path("route-music-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: try RampAudio.file(named: "route-ramp-8s", seconds: 8), toPath: music + "/ramp.wav")
         let speaker = try SpeakerProcess(name: "den")
         defer { speaker.stop() }
         let server = try ServeProcess(state: TestAudio.path("route-serve-\(UUID().uuidString.prefix(8))"), music: music,
-                                      route: "speaker:" + speaker.endpoint())
+                                      route: "speaker:" + speaker.endpoint() + (codec.map { "?codec=" + $0 } ?? ""))
         defer { server.kill() }
         let client = HTTPTestClient(port: server.port, token: server.token)
         func state() throws -> [String: Any] { try client.get("/api/state").json }

@@ -43,8 +43,6 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     private var pairing = SpeakerPairing(secret: nil)
     /// Seals what this side sends once the sender has paired.
     private var sealer: FrameSealer?
-    /// Decodes audio payloads on the event loop, before the lock the output thread takes.
-    private let audioDecoder = AudioPayloadDecoder()
 
     init(service: SpeakerService) {
         self.service = service
@@ -155,11 +153,19 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         }
         let actions: [SpeakerSession.Action]
         if case .audio(let firstFrame, let frameCount, let samples) = message {
-            // Decoded before the lock the output thread takes.
+            // PCM is decoded before the lock the output thread takes; a compressed block is kept
+            // as it came, and decoded when the output reads it.
             let format = service.session.withLock { $0.format }
-            switch audioDecoder.decode(frameCount: frameCount, payload: samples, format: format) {
-            case .success(let frames):
-                actions = service.updateSession { $0.receiveAudio(frames, at: firstFrame) }
+            let received: Result<[SpeakerSession.Action], SpeakerSession.AudioRefusal> = if format?.encoding.isCompressed == true {
+                .success(service.updateSession { $0.receiveBlock(samples, frameCount: Int(frameCount), at: firstFrame) })
+            } else {
+                SpeakerSession.decodeAudio(frameCount: frameCount, samples: samples, format: format).map { frames in
+                    service.updateSession { $0.receiveAudio(frames, at: firstFrame) }
+                }
+            }
+            switch received {
+            case .success(let stored):
+                actions = stored
                 // A status every quarter second of audio received tells the sender how far its
                 // audio has got, so that it keeps little in flight and a control message never
                 // waits behind much audio.
@@ -225,7 +231,8 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         guard isActiveSender else { return }
         ticksSinceStatus += 1
         // Read with the output just before (see `SpeakerService.updateSession`), once a tick.
-        let status = service.updateSession { $0.status() }
+        let (status, readFailure) = service.updateSession { ($0.status(), $0.buffer?.takeReadFailure()) }
+        if let readFailure { service.warn("speaker: played silence for audio from \(peer): \(readFailure)") }
         guard case .status(let report) = status, ticksSinceStatus >= Self.ticksPerStatus || report.isSynchronized != sentReadyToPlay else { return }
         sendStatus(status, context: context)
     }

@@ -1,3 +1,4 @@
+import LongformSources
 import LongformSpeakerProtocol
 
 /// The heart of `longform speaker`, without I/O: what the sender's messages do to the buffer and
@@ -171,8 +172,6 @@ public struct SpeakerSession: Sendable {
     private var staleFrom: Int64?
     /// The output frame from which the output should render again (`takeRewindRequest`).
     private var rewindRequest: Int64?
-    /// Decodes `receive(.audio)`'s payloads (the connection decodes with its own, outside the lock).
-    private let audioDecoder = AudioPayloadDecoder()
 
     /// A speaker with nothing buffered.
     public init(configuration: Configuration) {
@@ -215,16 +214,27 @@ public struct SpeakerSession: Sendable {
             }
             if newFormat != format {
                 let frames = Int(max(configuration.bufferSeconds, 1) * Double(newFormat.sampleRate))
-                let cap = configuration.maximumBufferBytes / (Int(newFormat.channelCount) * MemoryLayout<Float>.size)
-                stage = .awaitingHello // the old buffer goes before the new one is allocated
-                stage = .streaming(sessionID: sessionID, format: newFormat,
-                                   buffer: SpeakerBuffer(channelCount: Int(newFormat.channelCount), capacityFrames: min(frames, cap)))
+                let capacity = min(frames, configuration.maximumBufferBytes / (Int(newFormat.channelCount) * MemoryLayout<Float>.size))
+                let buffer: SpeakerBuffer
+                if newFormat.encoding.isCompressed {
+                    guard let decoder = try? FLACBlockDecoder(sampleRate: Int(newFormat.sampleRate), channelCount: Int(newFormat.channelCount)) else {
+                        return [.send(.error(code: 415, message: "this speaker cannot decode \(newFormat.encoding) at \(newFormat.sampleRate) Hz, \(newFormat.channelCount) channels")),
+                                .close(reason: "a stream in \(newFormat.encoding) it cannot decode")]
+                    }
+                    stage = .awaitingHello // the old buffer goes before the new one is allocated
+                    buffer = SpeakerBuffer(capacityFrames: capacity, decoder: decoder)
+                } else {
+                    stage = .awaitingHello
+                    buffer = SpeakerBuffer(channelCount: Int(newFormat.channelCount), capacityFrames: capacity)
+                }
+                stage = .streaming(sessionID: sessionID, format: newFormat, buffer: buffer)
                 position = nil
                 forgetOutput()
             }
             return []
         case .audio(let firstFrame, let frameCount, let samples):
-            switch audioDecoder.decode(frameCount: frameCount, payload: samples, format: format) {
+            if format?.encoding.isCompressed == true { return receiveBlock(samples, frameCount: Int(frameCount), at: firstFrame) }
+            switch Self.decodeAudio(frameCount: frameCount, samples: samples, format: format) {
             case .success(let frames): return receiveAudio(frames, at: firstFrame)
             case .failure(let refusal): return [.close(reason: refusal.reason)]
             }
@@ -270,9 +280,30 @@ public struct SpeakerSession: Sendable {
     /// Stores audio already decoded to Float32 (interleaved, in the stream's channels): the
     /// connection decodes outside the lock the output thread waits on, then hands it over here.
     public mutating func receiveAudio(_ frames: [Float], at firstFrame: Int64) -> [Action] {
+        guard buffer?.isCompressed != true else { return [.close(reason: "PCM audio in a compressed stream")] }
         guard let (count, stored) = modifyBuffer({ buffer in (frames.count / buffer.channelCount, buffer.write(frames[...], at: firstFrame)) }) else {
             return [.close(reason: "audio before a format")]
         }
+        return didStore(stored, of: count, at: firstFrame)
+    }
+
+    /// Stores a compressed block of `frameCount` frames as it came (a FLAC frame of the stream's
+    /// format): it is decoded when the output reads it.
+    public mutating func receiveBlock(_ payload: [UInt8], frameCount: Int, at firstFrame: Int64) -> [Action] {
+        guard let buffer else { return [.close(reason: "audio before a format")] }
+        guard buffer.isCompressed else { return [.close(reason: "a compressed block in a PCM stream")] }
+        // FLAC's frame sync (14 bits, then a reserved 0 and the blocking strategy): what comes is
+        // a FLAC frame, not bytes of another format. A damaged one is found when it is decoded.
+        guard payload.count >= 2, payload[0] == 0xFF, payload[1] & 0xFE == 0xF8 else {
+            return [.close(reason: "audio of \(frameCount) frames from \(firstFrame) is not a FLAC frame (\(payload.count) bytes)")]
+        }
+        let stored = modifyBuffer { $0.write(block: payload, frameCount: frameCount, at: firstFrame) } ?? 0
+        return didStore(stored, of: frameCount, at: firstFrame)
+    }
+
+    /// After `stored` of `count` frames from `firstFrame` were stored: a stale rendering is done
+    /// again, and a sender that outran the buffer is told what was kept.
+    private mutating func didStore(_ stored: Int, of count: Int, at firstFrame: Int64) -> [Action] {
         if let stale = staleFrom, firstFrame + Int64(stored) > stale {
             // What the output holds from `stale` on can now be rendered right.
             if let frame = rendered.outputFrame(ofMedia: stale) { requestRewind(toOutputFrame: frame) }
@@ -540,5 +571,18 @@ public struct SpeakerSession: Sendable {
     public struct AudioRefusal: Error, Sendable {
         /// What was wrong, for the log.
         public var reason: String
+    }
+
+    /// A PCM audio message's samples as Float32, once its length is checked against its frame
+    /// count and `format` (nil: no format yet). The connection calls it before taking the lock
+    /// the output thread waits on, then hands the frames to `receiveAudio`; a compressed
+    /// stream's blocks go to `receiveBlock` as they came.
+    public static func decodeAudio(frameCount: UInt32, samples: [UInt8], format: AudioStreamFormat?) -> Result<[Float], AudioRefusal> {
+        guard let format else { return .failure(AudioRefusal(reason: "audio before a format")) }
+        precondition(!format.encoding.isCompressed, "compressed blocks go to receiveBlock")
+        guard samples.count == Int(frameCount) * format.bytesPerFrame else {
+            return .failure(AudioRefusal(reason: "audio of \(frameCount) frames carries \(samples.count) bytes, not \(Int(frameCount) * format.bytesPerFrame)"))
+        }
+        return .success(format.encoding.decode(samples))
     }
 }
