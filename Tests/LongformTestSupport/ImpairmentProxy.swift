@@ -5,16 +5,18 @@ import Glibc
 #endif
 
 /// `scripts/impair`, the tests' stand-in for `tc netem` (which this kernel lacks): relays TCP and
-/// UDP, holding each chunk and datagram for `delay` ± `jitter` ms at random. Stopped when released.
+/// UDP, holding each chunk and datagram for `delay` ± `jitter` ms at random, and with a `rate`
+/// sending no faster than a link of that many Mbit/s toward each host. Stopped when released.
 public final class ImpairmentProxy: @unchecked Sendable {
     private let process = Process()
 
     /// Starts it (inside a namespace with a `wrapper`) with `LISTEN=TARGET` mappings, and waits
     /// until every listener is bound.
-    public init(delay: Double, jitter: Double, tcp: [String] = [], udp: [String] = [], wrapper: [String] = []) throws {
+    public init(delay: Double, jitter: Double, rate: Double? = nil, tcp: [String] = [], udp: [String] = [], wrapper: [String] = []) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("scripts/impair").path
-        let arguments = ["--delay", "\(delay)", "--jitter", "\(jitter)"] + tcp.flatMap { ["--tcp", $0] } + udp.flatMap { ["--udp", $0] }
+        let arguments = ["--delay", "\(delay)", "--jitter", "\(jitter)"] + (rate.map { ["--rate", "\($0)"] } ?? [])
+            + tcp.flatMap { ["--tcp", $0] } + udp.flatMap { ["--udp", $0] }
         let command = wrapper + ["/usr/bin/python3", script] + arguments
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
