@@ -128,10 +128,16 @@ public struct NetworkClockEstimator: Sendable {
         // Samples older than a minute go (the clocks drift apart, and an old best would hold the
         // estimate still for ever), but only once enough new ones have come: after an outage the
         // first replies (slowed by address resolution, queues) alone would move it by milliseconds.
-        let fresh = samples.filter { t4 <= $0.receivedAt || t4 - $0.receivedAt <= Self.sampleLifetime }
+        // Counted in place, not copied: at two hundred replies a second, copying the window
+        // each time was most of a speaker's first minute.
+        let isFresh = { (kept: Sample) in t4 <= kept.receivedAt || t4 - kept.receivedAt <= Self.sampleLifetime }
+        var freshCount = 0, freshBest: UInt64?
+        for kept in samples where isFresh(kept) {
+            freshCount += 1
+            freshBest = min(freshBest ?? .max, kept.roundTrip)
+        }
         // A sample far slower than the best recent one is noise (a retransmitted or queued datagram;
         // the legs' floors would not use it, but it would take a place in the window).
-        let freshBest = fresh.lazy.map(\.roundTrip).min()
         if let best = freshBest, best < UInt64.max / 10, sample.roundTrip > max(best * 10, 20_000_000) {
             return nil
         }
@@ -140,43 +146,43 @@ public struct NetworkClockEstimator: Sendable {
         // stale best), or fill the window: a loaded network's first replies would otherwise move
         // a playing speaker by milliseconds.
         let staleBest = samples.lazy.map(\.roundTrip).min() ?? .max
-        if fresh.count + 1 >= windowSize || (fresh.count + 1 >= Self.freshSamplesToForget && min(freshBest ?? .max, sample.roundTrip) / 2 <= staleBest) {
-            samples = fresh + [sample]
+        if freshCount < samples.count - 1,
+           freshCount + 1 >= windowSize || (freshCount + 1 >= Self.freshSamplesToForget && min(freshBest ?? .max, sample.roundTrip) / 2 <= staleBest) {
+            samples.removeAll { !isFresh($0) } // the new sample is fresh: the fresh ones and it, in order
         }
         if samples.count > windowSize { samples.removeFirst(samples.count - windowSize) }
         addToBinFloors(sample)
         if let rate, isRateKnown {
             // Only as far back as the rate's error lets samples be brought to now.
             let span = UInt64(min(max(Self.rateErrorBudget / rate.error, Double(Self.unknownRateSpan)), Double(Self.sampleLifetime)))
-            estimate = Self.estimate(from: Self.recent(samples, within: span, at: t4) ?? samples, skew: rate.skew, rateError: rate.error, at: t4)
+            estimate = Self.estimate(from: samples, within: Self.recentSpan(span, of: samples, at: t4), skew: rate.skew, rateError: rate.error, at: t4)
         } else if let rate, abs(rate.skew) > rate.error {
             // Measured roughly, but surely not 0 (a crystal far off, behind jitter): nearer than
             // none. The floors of 5 s taken at no rate lag a clock 200 ppm off by 500 µs.
-            estimate = Self.estimate(from: Self.recent(samples, within: Self.unknownRateSpan, at: t4) ?? samples, skew: rate.skew, rateError: rate.error, at: t4)
+            estimate = Self.estimate(from: samples, within: Self.recentSpan(Self.unknownRateSpan, of: samples, at: t4), skew: rate.skew, rateError: rate.error, at: t4)
         } else {
-            estimate = Self.estimate(from: Self.recent(samples, within: Self.unknownRateSpan, at: t4) ?? samples, skew: 0, rateError: Self.unknownRateError, at: t4)
+            estimate = Self.estimate(from: samples, within: Self.recentSpan(Self.unknownRateSpan, of: samples, at: t4), skew: 0, rateError: Self.unknownRateError, at: t4)
         }
         return sample
     }
 
-    /// The samples of the last `span` ns, or nil when they are too few or samples older than the
-    /// lifetime are still kept (after an outage: the older estimate holds until the new samples
-    /// are as good, as above).
-    private static func recent(_ samples: [Sample], within span: UInt64, at now: UInt64) -> [Sample]? {
+    /// `span` when the samples of the last `span` ns are enough to estimate from; nil (all of them)
+    /// when they are too few or samples older than the lifetime are still kept (after an outage:
+    /// the older estimate holds until the new samples are as good, as above).
+    private static func recentSpan(_ span: UInt64, of samples: [Sample], at now: UInt64) -> UInt64? {
         guard let oldest = samples.first, now <= oldest.receivedAt || now - oldest.receivedAt <= sampleLifetime else { return nil }
-        let recent = samples.filter { now <= $0.receivedAt || now - $0.receivedAt <= span }
-        return recent.count >= freshSamplesToForget ? recent : nil
+        let recentCount = samples.reduce(0) { $0 + (now <= $1.receivedAt || now - $1.receivedAt <= span ? 1 : 0) }
+        return recentCount >= freshSamplesToForget ? span : nil
     }
 
     /// Half the difference of the legs' floors, and half their sum plus what a rate off by
     /// `rateError` could hide over the samples' span (a floor may come from the oldest sample of
-    /// each leg: all of the span), with every sample brought to `now` along
-    /// `skew` (the offset then moves by `skew` ns per ns).
-    private static func estimate(from samples: [Sample], skew: Double, rateError: Double, at now: UInt64) -> Estimate? {
-        guard !samples.isEmpty else { return nil }
+    /// each leg: all of the span), with every sample (of the last `span` ns; nil: all) brought to
+    /// `now` along `skew` (the offset then moves by `skew` ns per ns).
+    private static func estimate(from samples: [Sample], within span: UInt64?, skew: Double, rateError: Double, at now: UInt64) -> Estimate? {
         var upward = Int64.max, downward = Int64.max
         var oldest = UInt64.max, newest = UInt64.min
-        for sample in samples {
+        for sample in samples where span.map({ now <= sample.receivedAt || now - sample.receivedAt <= $0 }) ?? true {
             oldest = min(oldest, sample.sentAt)
             newest = max(newest, sample.sentAt)
             // A leg measured `age` ns ago saw an offset smaller by `skew × age`: the upward leg
@@ -185,9 +191,10 @@ public struct NetworkClockEstimator: Sendable {
             upward = min(upward, sample.upward &+ drift)
             downward = min(downward, sample.downward &- drift)
         }
+        guard oldest <= newest else { return nil } // no sample
         let sum = upward &+ downward
-        let span = Double(newest - oldest)
-        return Estimate(offset: (upward &- downward) / 2, uncertainty: UInt64(max(sum, 0) / 2) + UInt64(rateError * span),
+        let sampled = Double(newest - oldest)
+        return Estimate(offset: (upward &- downward) / 2, uncertainty: UInt64(max(sum, 0) / 2) + UInt64(rateError * sampled),
                         skew: skew, referenceTime: now)
     }
 
