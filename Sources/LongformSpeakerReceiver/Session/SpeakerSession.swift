@@ -290,8 +290,9 @@ public struct SpeakerSession: Sendable {
     /// Stores a compressed block of `frameCount` frames as it came (a FLAC frame of the stream's
     /// format): it is decoded when the output reads it.
     public mutating func receiveBlock(_ payload: [UInt8], frameCount: Int, at firstFrame: Int64) -> [Action] {
-        guard let buffer else { return [.close(reason: "audio before a format")] }
-        guard buffer.isCompressed else { return [.close(reason: "a compressed block in a PCM stream")] }
+        // Not `guard let buffer`: a copy held here would make the write below copy every block held.
+        guard let isCompressed = buffer?.isCompressed else { return [.close(reason: "audio before a format")] }
+        guard isCompressed else { return [.close(reason: "a compressed block in a PCM stream")] }
         // FLAC's frame sync (14 bits, then a reserved 0 and the blocking strategy): what comes is
         // a FLAC frame, not bytes of another format. A damaged one is found when it is decoded.
         guard payload.count >= 2, payload[0] == 0xFF, payload[1] & 0xFE == 0xF8 else {
