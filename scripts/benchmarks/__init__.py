@@ -55,10 +55,18 @@
    group, the sender's CPU per minute of playing (over 30 s) and its memory, the speakers' CPU, and how many
    played without a gap (a count with a gap ends the climb); against snapserver feeding as many
    snapclients (each writing to a file).
+11. Speakers on the wire (`--only speaker-wire`): `longform play` in a namespace behind
+   `scripts/impair --rate` (`--wire-rate`, 50 Mbit/s) sends `--wire-seconds` (600) of the music
+   ahead to one speaker, once per codec (float, pcm, flac): the bytes that crossed the link (its
+   counters, headers included) against 16-bit PCM's, the fill's time, the speaker's resident
+   memory holding it all and its CPU over its first and second minute (playing to a WAV file); against a snapclient
+   of snapserver's FLAC writing to a file. `--speaker-codec` sends every other figure's speaker
+   routes in that codec.
 
 Usage: scripts/bench [--seconds N] [--cpu-runs N] [--trials N]
-                     [--only playback|latency|server|speakers|speaker-start|speaker-events|speaker-latency|speaker-cut|speaker-fan-out]
+                     [--only playback|latency|server|speakers|speaker-start|speaker-events|speaker-latency|speaker-cut|speaker-fan-out|speaker-wire]
                      [--sync-seconds N] [--jitter MS[,MS...]] [--starts N] [--start-seconds N] [--skews PPM,PPM,PPM] [--start-jitter MS]
                      [--events N]
-                     [--cut-lookahead S] [--fan-out N[,N...]]
+                     [--cut-lookahead S] [--fan-out N[,N...]] [--speaker-codec float|pcm|flac]
+                     [--wire-seconds N] [--wire-rate MBIT]
 """

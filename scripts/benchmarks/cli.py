@@ -16,6 +16,7 @@ from .figures.speaker_latency import speaker_latency
 from .figures.speaker_start import speaker_start
 from .figures.speaker_events import speaker_events
 from .figures.speaker_sync import speaker_sync
+from .figures.speaker_wire import speaker_wire
 from .peers.mpd import mpd_playback, mpd_latency
 
 
@@ -41,8 +42,8 @@ def main():
     parser.add_argument("--cpu-runs", type=int, default=3, help="alternating runs of each player in the CPU figures (the median is printed)")
     parser.add_argument("--trials", type=int, default=5, help="trials of each command in the latency figures (the median is printed)")
     parser.add_argument("--only", choices=["playback", "latency", "server", "speakers", "speaker-start", "speaker-events", "speaker-latency", "speaker-cut",
-                                             "speaker-fan-out"],
-                        help="run only the CPU, latency, serve, speaker sync, speakers' start, speakers after events, speaker command-latency, speaker cut or speaker fan-out figures")
+                                             "speaker-fan-out", "speaker-wire"],
+                        help="run only the CPU, latency, serve, speaker sync, speakers' start, speakers after events, speaker command-latency, speaker cut, speaker fan-out or speakers' wire figures")
     parser.add_argument("--sync-seconds", type=int, default=600, help="seconds of music the speakers' sync is measured over")
     parser.add_argument("--jitter", default=[0.0, 5.0], type=lambda text: [float(value) for value in text.split(",")], help="the network jitter (ms, comma-separated) the speakers' sync is measured with")
     parser.add_argument("--starts", type=int, default=20, help="cold starts of three speakers in the speakers' start figure")
@@ -60,6 +61,10 @@ def main():
                         help="give each `longform speaker` --verbose N times (1: debug, 2: also each timing report)")
     parser.add_argument("--cut-lookahead", type=int, default=180, help="the speaker route's look-ahead (s) in the cut figure: the cut lasts that long and 20 s more")
     parser.add_argument("--fan-out", default=[1, 4, 16, 64], type=lambda text: [int(value) for value in text.split(",")], help="the numbers of speakers (comma-separated) one sender feeds in the fan-out figure")
+    parser.add_argument("--speaker-codec", choices=["float", "pcm", "flac"],
+                        help="the codec of every speaker route the bench starts but the wire figure's, which runs each (default: the route's own)")
+    parser.add_argument("--wire-seconds", type=int, default=600, help="seconds of music sent ahead to the speaker in the wire figure")
+    parser.add_argument("--wire-rate", type=float, default=50, help="the link's rate (Mbit/s) in the wire figure")
     arguments = parser.parse_args()
     if len(arguments.skews) != 3:
         parser.error("--skews takes three values, one per speaker")
@@ -68,6 +73,7 @@ def main():
                + subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()}
     everything = arguments.only is None
     common.SPEAKER_ARGUMENTS[:] = ["--verbose"] * arguments.speaker_verbose
+    common.SPEAKER_CODEC = arguments.speaker_codec
     with work_directory(arguments.keep_logs) as work:
         if arguments.only == "server":
             results["server"] = server_figures(items, work)
@@ -95,6 +101,10 @@ def main():
             return
         if arguments.only == "speaker-fan-out":
             results["speaker_fan_out"] = speaker_fan_out(items, work, arguments.fan_out)
+            print(json.dumps(results, indent=2))
+            return
+        if arguments.only == "speaker-wire":
+            results["speaker_wire"] = speaker_wire(items, work, arguments.wire_seconds, arguments.wire_rate)
             print(json.dumps(results, indent=2))
             return
         if everything:
@@ -151,6 +161,7 @@ def main():
         results["speaker_latency"] = speaker_latency(work, arguments.trials)
         results["speaker_cut"] = speaker_cut(items, work, arguments.cut_lookahead)
         results["speaker_fan_out"] = speaker_fan_out(items, work, arguments.fan_out)
+        results["speaker_wire"] = speaker_wire(items, work, arguments.wire_seconds, arguments.wire_rate)
         results["memory"] = lookahead_memory(items)
         print(f"5 min look-ahead: peak RSS {results['memory']['peak_bytes'] / 2**20:.1f} MiB, PCM {results['memory']['pcm_bytes'] / 2**20:.1f} MiB, "
               f"ratio {results['memory']['ratio_to_pcm']} (goal <= 2)", flush=True)

@@ -98,12 +98,17 @@ class CPUGroup:
                 pass
 
 
-def peak_memory_kib(pid):
+def memory_kib(pid, field):
+    """A process's memory figure from /proc (`VmHWM`: its peak resident, `VmRSS`: resident now), in KiB."""
     with open(f"/proc/{pid}/status") as status:
         for line in status:
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
+
+
+def peak_memory_kib(pid):
+    return memory_kib(pid, "VmHWM")
 
 
 def measure_process(process, seconds, group, warmup=5):
@@ -354,6 +359,12 @@ def http_caller(port):
 
 
 SPEAKER_ARGUMENTS = []  # given to every speaker the bench starts (`--speaker-verbose`)
+SPEAKER_CODEC = None  # the codec of every speaker route it starts (`--speaker-codec`; None: the route's default)
+
+
+def speaker_route(addresses):
+    """The `speaker:` route to `addresses` (HOST:PORT each), in `SPEAKER_CODEC`."""
+    return "speaker:" + ",".join(addresses) + (f"?codec={SPEAKER_CODEC}" if SPEAKER_CODEC else "")
 
 
 def start_speaker(work, env, name, route, options=(), address="127.0.0.1", port=0):
@@ -409,16 +420,17 @@ class SenderHost:
 
 class ImpairedSender:
     """The sender on a host of its own (`SenderHost`) behind `scripts/impair`, each leg of every
-    clock exchange and every TCP chunk to the speakers on `ports` held `jitter_ms` ± `jitter_ms`:
-    the sender's command runs behind `wrapper`, names the speakers by `route` and takes `env`."""
+    clock exchange and every TCP chunk to the speakers on `ports` held `jitter_ms` ± `jitter_ms`,
+    and with `rate_mbit` each direction of the link limited to that rate: the sender's command
+    runs behind `wrapper`, names the speakers by `route` and takes `env`."""
 
-    def __init__(self, ports, jitter_ms):
+    def __init__(self, ports, jitter_ms, rate_mbit=None):
         self.host = SenderHost()
         timing_port = free_port()
         relays = [argument for port in ports for argument in ["--tcp", f"{self.host.address}:{port}=127.0.0.1:{port}"]]
         try:
             self.process = subprocess.Popen([os.path.join(ROOT, "scripts", "impair"), "--delay", f"{jitter_ms:g}", "--jitter", f"{jitter_ms:g}"]
-                                            + relays + ["--udp", f"127.0.0.1:{timing_port}={self.host.sender_address}:{timing_port}"],
+                                            + (["--rate", f"{rate_mbit:g}"] if rate_mbit else []) + relays + ["--udp", f"127.0.0.1:{timing_port}={self.host.sender_address}:{timing_port}"],
                                             stdout=subprocess.PIPE, text=True)
         except BaseException:
             self.host.close()
@@ -427,7 +439,8 @@ class ImpairedSender:
             self.close()
             raise RuntimeError("scripts/impair did not start")
         self.wrapper = self.host.wrapper
-        self.route = "speaker:" + ",".join(f"{self.host.address}:{port}" for port in ports)
+        self.addresses = [f"{self.host.address}:{port}" for port in ports]
+        self.route = speaker_route(self.addresses)
         self.env = {"LONGFORM_SPEAKER_TIMING_PORT": str(timing_port)}
 
     def close(self):
@@ -441,7 +454,7 @@ def speaker_sender(command, env, ports, jitter_ms, is_impaired=False):
     with `jitter_ms` (or `is_impaired`) behind an `ImpairedSender`, which the caller closes. Returns
     the command, its environment and that sender (None on loopback)."""
     if not jitter_ms and not is_impaired:
-        return command + ["--route", "speaker:" + ",".join(f"127.0.0.1:{port}" for port in ports)], dict(env), None
+        return command + ["--route", speaker_route(f"127.0.0.1:{port}" for port in ports)], dict(env), None
     impaired = ImpairedSender(ports, jitter_ms)
     return impaired.wrapper + command + ["--route", impaired.route], dict(env, **impaired.env), impaired
 

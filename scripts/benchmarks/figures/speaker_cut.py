@@ -4,7 +4,7 @@ the speaker played on before its first gap and how soon it sounded again, beside
 snapserver is in the namespace (`peers/snapcast.py`)."""
 import os, subprocess, time
 from ..common import (
-    LONGFORM, start_speaker, sync_music, Recording, FILL_LINE, AFTER_RESTORE_SECONDS, wait_for_log, CutRun)
+    speaker_route, LONGFORM, start_speaker, sync_music, Recording, FILL_LINE, AFTER_RESTORE_SECONDS, wait_for_log, CutRun)
 from ..peers.snapcast import snapcast_cut
 
 
@@ -20,7 +20,7 @@ def longform_cut(items, work, lookahead):
         trial.recording = Recording(trial.address, work, "cut-longform")
         log = os.path.join(work, "cut-sender.log")
         trial.processes.append(subprocess.Popen(host.wrapper + [LONGFORM, "play", "--lookahead", str(lookahead), "--state", os.path.join(work, "cut-state"),
-                                                               "--route", f"speaker:{host.address}:{port}", sync_music(items, work, lookahead + 120)],
+                                                               "--route", speaker_route([f"{host.address}:{port}"]), sync_music(items, work, lookahead + 120)],
                                                stdout=open(log, "w"), stderr=subprocess.STDOUT))
         wait_for_log(log, FILL_LINE, "longform play", 60)
         time.sleep(5)

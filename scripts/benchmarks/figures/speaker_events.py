@@ -10,7 +10,7 @@ window after the joining room's first sound (silent until then, as it should be)
 Snapcast's three clients on the same rooms, fed by mpd's fifo output, through the same events
 over mpd's protocol."""
 import os, statistics, subprocess, time
-from ..common import LONGFORM, AUDIO, start_pulse, start_speaker, port_from_log, http_caller, percentile
+from ..common import speaker_route, LONGFORM, AUDIO, start_pulse, start_speaker, port_from_log, http_caller, percentile
 from ..peers.mpd import MPD
 from ..peers.snapcast import start_snapserver, start_snapclient
 from .speaker_start import (ROOM_NAMES, RATE, WINDOW, REACH, RoomRecording, room_modules, read_rooms, is_audible, window_row,
@@ -120,7 +120,7 @@ def longform_events(work, env, address, items, rounds):
             ports.append(port)
         log = os.path.join(work, "events-serve.log")
         processes["serve"] = subprocess.Popen([LONGFORM, "serve", "--http", "127.0.0.1:0", "--state", os.path.join(work, "events-state"),
-                                               "--music", AUDIO, "--no-watch", "--route", "speaker:" + ",".join(f"127.0.0.1:{port}" for port in ports)],
+                                               "--music", AUDIO, "--no-watch", "--route", speaker_route(f"127.0.0.1:{port}" for port in ports)],
                                               env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)
         call = http_caller(port_from_log(log, r"serving http://127\.0\.0\.1:(\d+)/", "longform serve"))
         recording = RoomRecording(address, os.path.join(work, "events-longform.raw"))

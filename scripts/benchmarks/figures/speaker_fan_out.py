@@ -4,7 +4,7 @@ speakers' CPU and how many played without a gap, beside snapserver feeding as ma
 (`peers/snapcast.py`)."""
 import os, subprocess, time
 from ..common import (
-    LONGFORM, cpu_seconds, CPUGroup, peak_memory_kib, start_speaker, sync_music, sync_pcm, FILL_LINE, wait_for_log,
+    speaker_route, LONGFORM, cpu_seconds, CPUGroup, peak_memory_kib, start_speaker, sync_music, sync_pcm, FILL_LINE, wait_for_log,
     gapless_outputs)
 from ..peers.snapcast import snapcast_fan_out
 
@@ -26,7 +26,7 @@ def longform_fan_out(work, music, count, seconds):
             ports.append(port)
         log = os.path.join(work, f"fan-{count}-sender.log")
         sender = subprocess.Popen([LONGFORM, "play", "--state", os.path.join(work, f"fan-{count}-state"),
-                                   "--route", "speaker:" + ",".join(f"127.0.0.1:{port}" for port in ports), music],
+                                   "--route", speaker_route(f"127.0.0.1:{port}" for port in ports), music],
                                   stdout=open(log, "w"), stderr=subprocess.STDOUT, preexec_fn=group.join)
         processes.append(sender)
         fill = wait_for_log(log, FILL_LINE, "longform play", 300)

@@ -3,7 +3,7 @@ processes, each playing to a null sink of its own (a room); the time from pause,
 their effect heard in all three rooms, beside Snapcast's clients fed by mpd (`peers/snapcast.py`)."""
 import os, subprocess
 from ..common import (
-    AUDIO, LONGFORM, start_pulse, LATENCY_ITEMS, latency_items, median, port_from_log, http_caller, start_speaker,
+    speaker_route, AUDIO, LONGFORM, start_pulse, LATENCY_ITEMS, latency_items, median, port_from_log, http_caller, start_speaker,
     ROOMS, Rooms, room_commands)
 from ..peers.snapcast import snapcast_room_latency
 
@@ -22,7 +22,7 @@ def longform_room_latency(work, env, trials):
             ports.append(port)
         log = os.path.join(work, "rooms-serve.log")
         processes.append(subprocess.Popen([LONGFORM, "serve", "--http", "127.0.0.1:0", "--state", os.path.join(work, "rooms-state"),
-                                           "--music", AUDIO, "--no-watch", "--route", "speaker:" + ",".join(f"127.0.0.1:{port}" for port in ports)],
+                                           "--music", AUDIO, "--no-watch", "--route", speaker_route(f"127.0.0.1:{port}" for port in ports)],
                                           env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT))
         call = http_caller(port_from_log(log, r"serving http://127\.0\.0\.1:(\d+)/", "longform serve"))
         ids = [item["id"] for item in call("POST", "/api/playlist/items", {"items": [{"path": name} for name in LATENCY_ITEMS]})["items"]]
