@@ -111,9 +111,10 @@ import Testing
     }
 
     /// Three speakers (each with `extraArguments`, such as a clock skew) on the rooms of a fresh
-    /// test server, fed a ramp of `seconds` by `longform play`, while `meanwhile` runs on a thread
+    /// test server, fed a ramp of `seconds` by `longform play` (in `codec`, nil: the route's own),
+    /// while `meanwhile` runs on a thread
     /// of its own from the start with the server and the rooms' sinks; what the rooms played.
-    static func playRamp(seconds: Double, extraArguments: [[String]] = [[], [], []],
+    static func playRamp(seconds: Double, codec: String? = nil, extraArguments: [[String]] = [[], [], []],
                          meanwhile: (@Sendable (_ server: String, _ roomSinks: [String]) -> Void)? = nil) throws -> Played {
         let server = try PulseAudioServer.start()
         let rooms = try Rooms(server: server)
@@ -127,7 +128,7 @@ import Testing
             let roomSinks = roomNames.map(rooms.room)
             Thread { meanwhile(server, roomSinks) }.start()
         }
-        let play = try SpeakerProcess.play(ramp, to: speakers)
+        let play = try SpeakerProcess.play(ramp, to: speakers, codec: codec)
         #expect(play.status == 0, "\(play.output)\(play.errorOutput)")
         Thread.sleep(forTimeInterval: 0.5)
         let samples = monitor.finish(covering: 0)
@@ -143,8 +144,9 @@ import Testing
         return Played(windows: played, offsets: offsets, firstSounds: firstSounds, logs: speakers.map(\.running.outputPath))
     }
 
-    @Test func threeRoomsPlayInStepFromTheFirstFrameWithoutAJumpOrAStretch() throws {
-        let played = try Self.playRamp(seconds: 6)
+    @Test(arguments: [nil, "flac"])
+    func threeRoomsPlayInStepFromTheFirstFrameWithoutAJumpOrAStretch(codec: String?) throws {
+        let played = try Self.playRamp(seconds: 6, codec: codec)
         let all = 0..<played.windows.count
         #expect(played.windows.count >= 50, "the rooms played together for \(played.windows.count) windows of 100 ms, not the ramp's 6 s")
         // A room whose output could not take back its first frames in time (a debug build's
