@@ -30,8 +30,9 @@
    offset (an exact copy correlates at 1; a stretched one does not). Per start: the worst window,
    the jumps between windows (skips or repeats), the windows where a room was silent while
    another played, and the worst window and jumps after the first 5 s. With `--skews` each room's
-   clock runs that many ppm fast; with `--start-jitter` the sender runs in a network namespace
-   behind `scripts/impair`. Then, without skews, jitter or a cut, as many starts of Snapcast's
+   clock runs that many ppm fast; with `--start-jitter` (or `--start-rate`, the link's Mbit/s) the
+   sender runs in a network namespace behind `scripts/impair`. Then, without skews, jitter, a rate
+   or a cut, as many starts of Snapcast's
    three clients on the same rooms (snapserver's file source with the same music, the clients
    started with it), measured the same way.
 7b. Speakers after what a listener does: the same three rooms fed by `longform serve` playing the
@@ -66,6 +67,7 @@
 Usage: scripts/bench [--seconds N] [--cpu-runs N] [--trials N]
                      [--only playback|latency|server|speakers|speaker-start|speaker-events|speaker-latency|speaker-cut|speaker-fan-out|speaker-wire]
                      [--sync-seconds N] [--jitter MS[,MS...]] [--starts N] [--start-seconds N] [--skews PPM,PPM,PPM] [--start-jitter MS]
+                     [--start-rate MBIT]
                      [--events N]
                      [--cut-lookahead S] [--fan-out N[,N...]] [--speaker-codec float|pcm|flac]
                      [--wire-seconds N] [--wire-rate MBIT]

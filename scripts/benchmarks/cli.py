@@ -55,6 +55,7 @@ def main():
                         help="the network jitter (ms) of the start figure: with it the sender runs in a namespace behind scripts/impair")
     parser.add_argument("--start-cut", type=lambda text: tuple(float(value) for value in text.split(",")),
                         help="AT,SECONDS: in each start of the start figure, cut the link to the sender (in a namespace behind scripts/impair) AT s in, for SECONDS s")
+    parser.add_argument("--start-rate", type=float, help="the link's rate (Mbit/s) in the start figure: with it the sender runs in a namespace behind scripts/impair --rate")
     parser.add_argument("--start-load", type=int, default=0, help="busy processes (yes > /dev/null) sharing the cores during each start of the start figure")
     parser.add_argument("--keep-logs", metavar="DIR", help="copy every log the run wrote (the speakers', senders' and servers') into DIR at its end, pass or fail")
     parser.add_argument("--speaker-verbose", type=int, default=0, metavar="N",
@@ -84,7 +85,8 @@ def main():
             print(json.dumps(results, indent=2))
             return
         if arguments.only == "speaker-start":
-            results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews, arguments.start_jitter, arguments.start_cut, arguments.start_load)
+            results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews, arguments.start_jitter, arguments.start_cut, arguments.start_load,
+                                                   arguments.start_rate)
             print(json.dumps(results, indent=2))
             return
         if arguments.only == "speaker-events":
@@ -156,7 +158,8 @@ def main():
             return
         results["server"] = server_figures(items, work)
         results["speakers"] = speaker_sync(items, work, arguments.sync_seconds, arguments.jitter)
-        results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews, arguments.start_jitter, arguments.start_cut, arguments.start_load)
+        results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews, arguments.start_jitter, arguments.start_cut, arguments.start_load,
+                                                   arguments.start_rate)
         results["speaker_events"] = speaker_events(items, work, arguments.events)
         results["speaker_latency"] = speaker_latency(work, arguments.trials)
         results["speaker_cut"] = speaker_cut(items, work, arguments.cut_lookahead)

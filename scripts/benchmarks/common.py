@@ -449,13 +449,13 @@ class ImpairedSender:
         self.host.close()
 
 
-def speaker_sender(command, env, ports, jitter_ms, is_impaired=False):
+def speaker_sender(command, env, ports, jitter_ms, is_impaired=False, rate_mbit=None):
     """A sender's `command` on a `speaker:` route to the speakers on `ports` here: on loopback, or
-    with `jitter_ms` (or `is_impaired`) behind an `ImpairedSender`, which the caller closes. Returns
-    the command, its environment and that sender (None on loopback)."""
-    if not jitter_ms and not is_impaired:
+    with `jitter_ms` (or `is_impaired`, or a link's `rate_mbit`) behind an `ImpairedSender`, which
+    the caller closes. Returns the command, its environment and that sender (None on loopback)."""
+    if not jitter_ms and not is_impaired and not rate_mbit:
         return command + ["--route", speaker_route(f"127.0.0.1:{port}" for port in ports)], dict(env), None
-    impaired = ImpairedSender(ports, jitter_ms)
+    impaired = ImpairedSender(ports, jitter_ms, rate_mbit)
     return impaired.wrapper + command + ["--route", impaired.route], dict(env, **impaired.env), impaired
 
 

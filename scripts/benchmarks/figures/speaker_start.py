@@ -6,6 +6,7 @@ offset against the first, per 100 ms window from the first audible frame, is the
 whitened cross-correlation, refined to a fraction of a sample; the correlation at that offset says
 whether the audio is the same (shifted) or not (stretched, or another part of the music)."""
 import os, statistics, subprocess, time
+from .. import common
 from ..common import LONGFORM, speaker_sender, start_pulse, start_speaker, sync_music, sync_pcm, percentile
 from ..peers.snapcast import start_snapserver, start_snapclient
 
@@ -214,10 +215,11 @@ def busy_processes(count):
     return processes
 
 
-def longform_start(work, env, address, music, index, seconds, skews, jitter_ms=0.0, cut=None, load=0):
+def longform_start(work, env, address, music, index, seconds, skews, jitter_ms=0.0, cut=None, load=0, rate_mbit=None):
     """One start: three speakers (each room's clock `skews` ppm fast) and a sender afresh, the
-    rooms' monitor recorded from before it; with `jitter_ms` or `cut`, the sender in a namespace of
-    its own behind `scripts/impair`, and with `cut` (seconds in, seconds long) the link to it cut
+    rooms' monitor recorded from before it; with `jitter_ms`, `rate_mbit` or `cut`, the sender in a
+    namespace of its own behind `scripts/impair` (its link at `rate_mbit` each way if given), and
+    with `cut` (seconds in, seconds long) the link to it cut
     for a while; `load` busy processes (`yes > /dev/null`) run from before the speakers start to the
     end. Returns the recording's path and the recording's frames at the cut and at the
     link's return (None without a cut)."""
@@ -234,7 +236,7 @@ def longform_start(work, env, address, music, index, seconds, skews, jitter_ms=0
             ports.append(port)
         sender_log = os.path.join(work, f"start-{index:02d}-sender.log")
         command, sender_env, impaired = speaker_sender([LONGFORM, "play", "--state", os.path.join(work, f"start-state-{index:02d}"), music],
-                                                       env, ports, jitter_ms, is_impaired=cut is not None)
+                                                       env, ports, jitter_ms, is_impaired=cut is not None, rate_mbit=rate_mbit)
         processes.append(subprocess.Popen(command, env=sender_env, stdout=open(sender_log, "w"), stderr=subprocess.STDOUT))
         if cut is None:
             time.sleep(seconds)
@@ -320,12 +322,13 @@ def starts_summary(runs):
               "unmatched_windows": sum(run["unmatched_windows"] for run in runs)}
 
 
-def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms=0.0, cut=None, load=0):
+def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms=0.0, cut=None, load=0, rate_mbit=None):
     """`starts` cold starts of three speakers, each measured from its first audible frame; each
     room's clock runs `skews` ppm fast (as though on crystals of their own), and with `jitter_ms`
-    the sender reaches them through `scripts/impair`; with `cut` (seconds in, seconds long), the
-    link to the sender is cut once in each start; `load` busy processes share the cores throughout.
-    Then, without skews, jitter or a cut, as many starts of Snapcast's three clients."""
+    (or `rate_mbit`: the link's rate) the sender reaches them through `scripts/impair`; with `cut`
+    (seconds in, seconds long), the link to the sender is cut once in each start; `load` busy
+    processes share the cores throughout. Then, without skews, jitter, a rate or a cut, as many
+    starts of Snapcast's three clients."""
     if cut is not None and seconds < cut[0] + cut[1] + 10:
         raise ValueError(f"a start of {seconds} s is too short for a cut at {cut[0]:g} s of {cut[1]:g} s and 10 s after it")
     music = sync_music(items, work, seconds + 10)
@@ -334,7 +337,7 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms
     runs, peer_runs = [], []
     try:
         for index in range(starts):
-            path, moments = longform_start(work, env, address, music, index, seconds, skews, jitter_ms, cut, load)
+            path, moments = longform_start(work, env, address, music, index, seconds, skews, jitter_ms, cut, load, rate_mbit)
             windows, first = room_offsets(path)
             figures = start_figures(windows)
             if moments is not None and first is not None:
@@ -346,7 +349,7 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms
             runs.append(figures)
             describe_start("speakers", index, starts, figures)
         # Snapcast's three clients where they can run as ours did: on one clock, no relay, no cut.
-        if not any(skews) and not jitter_ms and cut is None:
+        if not any(skews) and not jitter_ms and cut is None and not rate_mbit:
             pcm = sync_pcm(items, work, seconds + 10)
             for index in range(starts):
                 path = snapcast_start(work, env, address, pcm, index, seconds, load)
@@ -357,8 +360,10 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms
     finally:
         server.kill()
         server.wait()
-    result = dict(starts_summary(runs), starts=starts, seconds=seconds, skews_ppm=list(skews), jitter_ms=jitter_ms, cut=list(cut) if cut else None, load=load)
-    conditions = f"clocks {', '.join(f'{skew:+g}' for skew in skews)} ppm, {jitter_ms:g} ms of jitter, {load} busy processes"
+    result = dict(starts_summary(runs), starts=starts, seconds=seconds, skews_ppm=list(skews), jitter_ms=jitter_ms, cut=list(cut) if cut else None, load=load,
+                  rate_mbit=rate_mbit, codec=common.SPEAKER_CODEC)
+    conditions = (f"clocks {', '.join(f'{skew:+g}' for skew in skews)} ppm, {jitter_ms:g} ms of jitter, {load} busy processes"
+                  + (f", a {rate_mbit:g} Mbit/s link" if rate_mbit else "") + (f", {common.SPEAKER_CODEC}" if common.SPEAKER_CODEC else ""))
     print(f"speakers from the first frame, {starts} starts of three rooms ({conditions}): {describe_starts(result)} "
           f"(goal: every window within 100 µs, no jump, correlation ≥ 0.9999)", flush=True)
     if peer_runs:
