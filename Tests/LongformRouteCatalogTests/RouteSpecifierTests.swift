@@ -15,7 +15,7 @@ import Testing
         #expect(try RouteSpecifier(parsing: "alsa:hw:1,0") == .alsa(device: "hw:1,0"))
         #expect(try RouteSpecifier(parsing: "speaker:kitchen.local:7878,[fe80::1]:7879,10.0.0.2:7878")
                 == .speaker(endpoints: [SpeakerEndpoint(host: "kitchen.local", port: 7878), SpeakerEndpoint(host: "fe80::1", port: 7879),
-                                        SpeakerEndpoint(host: "10.0.0.2", port: 7878)], codec: .float))
+                                        SpeakerEndpoint(host: "10.0.0.2", port: 7878)], codec: .flac))
         #expect(try RouteSpecifier(parsing: "speaker:[fe80::1]:7879").description == "speaker:[fe80::1]:7879")
         #expect(try RouteSpecifier(parsing: "speaker:a:7878,[fe80::1]:7879?codec=flac")
                 == .speaker(endpoints: [SpeakerEndpoint(host: "a", port: 7878), SpeakerEndpoint(host: "fe80::1", port: 7879)], codec: .flac))

@@ -5,7 +5,7 @@ import Testing
 /// The engine's `speaker:` route, end to end: a sender process (`longform play`, `longform serve`)
 /// and speaker processes on loopback, checked by what each speaker wrote to its WAV route.
 @Suite(.serialized) struct SpeakerRouteTests {
-    @Test(arguments: [nil, "flac", "pcm"])
+    @Test(arguments: [nil, "float", "pcm"])
     func playToAGroupOfTwoSpeakersPlaysEveryFrameOnEach(codec: String?) throws {
         let ramp = try RampAudio.file(named: "route-ramp-5s", seconds: 5)
         let speakers = try ["kitchen", "hall"].map { try SpeakerProcess(name: $0) }
@@ -16,7 +16,7 @@ import Testing
         for speaker in speakers {
             speaker.stop()
             #expect(speaker.output.contains("now playing route-ramp-5s.wav"), "\(speaker.output)")
-            let encoding = ["flac": "flac", "pcm": "signed16"][codec ?? ""] ?? "float32"
+            let encoding = ["float": "float32", "pcm": "signed16"][codec ?? ""] ?? "flac"
             #expect(speaker.output.contains("44100 Hz, 2 channels, \(encoding)"), "\(speaker.output)")
             // One piece, frame 1 to the last (frame 0 is 0, not told from the silence before it).
             let played = try RampAudio.played(wav: speaker.outputPath)
@@ -72,7 +72,7 @@ import Testing
         #expect(shown.upperBound < none.lowerBound && log[shown.upperBound...].contains("now playing route-ramp-2s.wav"), "\(log)")
     }
 
-    @Test(arguments: [nil, "flac"])
+    @Test(arguments: [nil, "float"])
     func pauseResumeAndSeekReachTheSpeakerWithNothingLostOrRepeated(codec: String?) throws {
         let music = TestAudio.path("route-music-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)

@@ -144,7 +144,7 @@ import Testing
         return Played(windows: played, offsets: offsets, firstSounds: firstSounds, logs: speakers.map(\.running.outputPath))
     }
 
-    @Test(arguments: [nil, "flac"])
+    @Test(arguments: [nil, "float"])
     func threeRoomsPlayInStepFromTheFirstFrameWithoutAJumpOrAStretch(codec: String?) throws {
         let played = try Self.playRamp(seconds: 6, codec: codec)
         let all = 0..<played.windows.count

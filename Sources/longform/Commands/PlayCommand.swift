@@ -22,7 +22,7 @@ struct PlayCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "null, wav:PATH, pulse[:SINK], alsa[:DEVICE] or speaker:HOST:PORT[,HOST:PORT...][?codec=flac|pcm|float] (see `longform routes`; the codec is how audio goes to the speakers, float by default; speakers that require pairing get the secret in $LONGFORM_SPEAKER_SECRET; speakers ask for the clock on a free UDP port, or $LONGFORM_SPEAKER_TIMING_PORT).")
+    @Option(name: .long, help: "null, wav:PATH, pulse[:SINK], alsa[:DEVICE] or speaker:HOST:PORT[,HOST:PORT...][?codec=flac|pcm|float] (see `longform routes`; the codec is how audio goes to the speakers, FLAC by default; speakers that require pairing get the secret in $LONGFORM_SPEAKER_SECRET; speakers ask for the clock on a free UDP port, or $LONGFORM_SPEAKER_TIMING_PORT).")
     var route: String?
 
     @Option(name: .long, help: "Sample rate the route plays at, in Hz.")

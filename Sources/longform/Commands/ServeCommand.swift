@@ -25,7 +25,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Directory of the database (default: $XDG_STATE_HOME/longform or ~/.local/state/longform).")
     var state: String?
 
-    @Option(name: .long, help: "null, pulse[:SINK], alsa[:DEVICE] or speaker:HOST:PORT[,HOST:PORT...][?codec=flac|pcm|float] (default: the saved route, else PulseAudio, ALSA or null; speakers that require pairing get the secret in $LONGFORM_SPEAKER_SECRET; speakers ask for the clock on a free UDP port, or $LONGFORM_SPEAKER_TIMING_PORT).")
+    @Option(name: .long, help: "null, pulse[:SINK], alsa[:DEVICE] or speaker:HOST:PORT[,HOST:PORT...][?codec=flac|pcm|float] (the codec: how audio goes to the speakers, FLAC by default) (default: the saved route, else PulseAudio, ALSA or null; speakers that require pairing get the secret in $LONGFORM_SPEAKER_SECRET; speakers ask for the clock on a free UDP port, or $LONGFORM_SPEAKER_TIMING_PORT).")
     var route: String?
 
     @Option(name: .long, help: "A directory of music (repeat for several).")
