@@ -67,8 +67,7 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
         case .wav(let path): "wav:\(path)"
         case .pulse(let sink): sink.map { "pulse:\($0)" } ?? "pulse"
         case .alsa(let device): "alsa:\(device)"
-        case .speaker(let endpoints, let codec):
-            "speaker:" + endpoints.map(\.description).joined(separator: ",") + (codec == .default ? "" : "?codec=\(codec.rawValue)")
+        case .speaker(let endpoints, let codec): SpeakerRoute.name(endpoints: endpoints, codec: codec)
         }
     }
 

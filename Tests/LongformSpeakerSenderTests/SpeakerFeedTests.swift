@@ -207,6 +207,34 @@ import Testing
         #expect(bytes * 10 < 20_000 * 4 * 6, "under 60 % of 16-bit PCM: \(bytes) bytes for 20,000 frames")
     }
 
+    @Test func aShortBlockAtTheEndOfWhatIsRenderedWaitsUnlessItIsDueSoon() throws {
+        let feed = try SpeakerFeed(speakerCount: 2, format: Self.format)
+        for index in 0..<2 { _ = feed.linkDidConnect(index, bufferEndFrame: -1, capacityFrames: 10_000_000, startFrame: 0) }
+        // Speaker 0 plays at frame 0: frames from 44,100 on are more than a second ahead of it.
+        // Speaker 1 plays at 20,000: everything rendered here is due within a second.
+        let playing = { (next: Int64) in SpeakerStatus(bufferEndFrame: -1, nextFrame: next, clockOffset: 0, clockUncertainty: 0, isSynchronized: true, isPlaying: true) }
+        feed.record(status: playing(0), from: 0)
+        feed.record(status: playing(20_000), from: 1)
+        // The route renders a period (441 frames) at a time, from 30,000 to 60,870.
+        var sent: [[(first: Int64, count: Int, payload: [UInt8])]] = [[], []]
+        for period in 0..<70 {
+            let first = 30_000 + Int64(period) * 441
+            Self.append(feed, Self.chord(from: first, count: 441, seed: 1), at: first)
+            for index in 0..<2 { sent[index] += Self.drainAudio(feed, link: index) }
+        }
+        let ahead = sent[0].filter { $0.first >= 45_056 }
+        #expect(ahead.map(\.first) == [45_056, 49_152, 53_248] && ahead.allSatisfy { $0.count == 4_096 },
+                "past the due second, whole blocks only: \(sent[0].map { ($0.first, $0.count) })")
+        #expect(sent[0].last.map { $0.first + Int64($0.count) } == 57_344, "the block still growing waits")
+        #expect(feed.isEveryConnectedSpeakerSent(upTo: 60_870) && !feed.isEveryConnectedSpeakerSent(upTo: 61_440),
+                "sent, as far as a whole block can be (the route's fill is reported)")
+        #expect(sent[1].last.map { $0.first + Int64($0.count) } == 60_870, "frames due soon go at once, short")
+        for index in 0..<2 {
+            let frames = sent[index].reduce(0) { $0 + $1.count }
+            #expect(Int64(frames) == sent[index].last!.first + Int64(sent[index].last!.count) - 30_000, "contiguous from 30,000 for speaker \(index)")
+        }
+    }
+
     @Test func aFlushForgetsTheBlocksFromItsFrameSoTheNewAudioIsSent() throws {
         let feed = try SpeakerFeed(speakerCount: 1, format: Self.format)
         _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)

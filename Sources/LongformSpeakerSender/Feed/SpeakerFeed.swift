@@ -69,6 +69,12 @@ final class SpeakerFeed: @unchecked Sendable {
     /// its buffer. A speaker reports every quarter second of audio it receives, so this bounds
     /// the wait of a flush or an anchor behind audio, not the rate of the fill.
     static let inFlightSeconds = 1.0
+    /// A compressed block shorter than the grid allows, at the end of what is rendered, goes only
+    /// to a speaker that will play it within this many seconds (or is not playing): the others
+    /// wait for the whole block. Once the look-ahead is full the route renders a period at a
+    /// time, and sending each period as a block of its own (each a new FLAC encoder) cost a
+    /// sender 7.6 CPU s a minute.
+    static let shortBlockLeadSeconds = 1.0
 
     private let logger = Logger(label: LogLabel.speakerRoute)
 
@@ -249,11 +255,15 @@ final class SpeakerFeed: @unchecked Sendable {
         reading { outboxes.compactMap { $0.isConnected ? $0.capacityFrames : nil }.min() }
     }
 
-    /// Whether every connected speaker has been sent the audio up to `frame` (and at least one is connected).
+    /// Whether every connected speaker has been sent the audio up to `frame` (and at least one is
+    /// connected); for a compressed stream, up to the block boundary at or before it, since a block
+    /// still growing there waits for its whole (`shortBlockLeadSeconds`).
     func isEveryConnectedSpeakerSent(upTo frame: Int64) -> Bool {
-        reading {
+        let block = Int64(encoder.blockFrameCount)
+        let sentEnough = format.encoding.isCompressed ? frame - ((frame % block) + block) % block : frame
+        return reading {
             let connected = outboxes.filter(\.isConnected)
-            return !connected.isEmpty && connected.allSatisfy { $0.cursor >= frame }
+            return !connected.isEmpty && connected.allSatisfy { $0.cursor >= sentEnough }
         }
     }
 
@@ -374,8 +384,10 @@ final class SpeakerFeed: @unchecked Sendable {
         guard outbox.isConnected, first < end,
               history.renderedFrameCount(in: unacknowledged..<max(outbox.cursor, unacknowledged)) < inFlightLimit else { return nil }
         // Never past a held flush: that audio may be about to change.
-        let samples = history.renderedFrames(from: first, count: Int(min(Int64(encoder.messageFrameLimit(at: first)), end - first)))
+        let limit = encoder.messageFrameLimit(at: first)
+        let samples = history.renderedFrames(from: first, count: Int(min(Int64(limit), end - first)))
         let count = samples.count / Int(format.channelCount)
+        if format.encoding.isCompressed, count < limit, first + Int64(count) == end, !isDue(first, for: outbox) { return nil }
         outboxes[index].cursor = first + Int64(count)
         do {
             return [.audio(firstFrame: first, frameCount: UInt32(count), samples: try encoder.payload(for: samples, at: first))]
@@ -384,6 +396,13 @@ final class SpeakerFeed: @unchecked Sendable {
             logger.error("speaker route: frames \(first)..<\(first + Int64(count)) not sent: \(error)")
             return nil
         }
+    }
+
+    /// Whether the speaker of `outbox` will play `frame` within `shortBlockLeadSeconds` (or does
+    /// not play yet): a block that may still grow goes to it short rather than wait.
+    private func isDue(_ frame: Int64, for outbox: Outbox) -> Bool {
+        guard let status = outbox.status?.report, status.isPlaying, status.nextFrame >= 0 else { return true }
+        return frame - status.nextFrame < Int64(Self.shortBlockLeadSeconds * Double(format.sampleRate))
     }
 
     /// How many whole FLAC blocks the feed keeps encoded (for tests).

@@ -86,7 +86,7 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         self.endpoints = endpoints
         self.senderName = senderName
         self.codec = codec
-        let name = "speaker:" + endpoints.map(\.description).joined(separator: ",") + (codec == .default ? "" : "?codec=\(codec.rawValue)")
+        let name = Self.name(endpoints: endpoints, codec: codec)
         self.name = name
         self.timingPort = Result { () throws(RouteError) in
             if let timingPort { return timingPort }
@@ -99,6 +99,11 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
         preferredLookAhead = lookAhead
         clock = RouteClock(sampleRate: sampleRate, rewindMarginFrames: Int64(Self.minimumLead * Double(sampleRate)))
+    }
+
+    /// The route's name: `speaker:HOST:PORT,…`, and `?codec=NAME` unless the codec is the default.
+    public static func name(endpoints: [SpeakerEndpoint], codec: SpeakerCodec) -> String {
+        "speaker:" + endpoints.map(\.description).joined(separator: ",") + (codec == .default ? "" : "?codec=\(codec.rawValue)")
     }
 
     public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
