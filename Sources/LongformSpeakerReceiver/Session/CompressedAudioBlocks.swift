@@ -2,9 +2,10 @@ import LongformSources
 import LongformSpeakerProtocol
 
 /// Audio held as the FLAC blocks it came in, by media frame, decoded only when read: minutes of
-/// buffer cost what FLAC takes (about half of 16-bit PCM), and a read decodes the few blocks it
-/// covers. The blocks never overlap: a block written over held frames cuts what it replaces, and a
-/// truncation inside a block keeps the block but stops it there. A value type whose decoding
+/// buffer cost what FLAC takes (a third to a half of 16-bit PCM), and a read decodes the few
+/// blocks it covers. The blocks never overlap: before a block goes over held frames its owner
+/// truncates there (`SpeakerBuffer`), and a truncation inside a block keeps the block but stops
+/// it there. A value type whose decoding
 /// state (the decoder, the blocks last decoded) is a shared reference, so that a read does not
 /// mutate: its owner serialises access (the session's lock).
 struct CompressedAudioBlocks: @unchecked Sendable {
