@@ -215,18 +215,16 @@ public struct SpeakerSession: Sendable {
             if newFormat != format {
                 let frames = Int(max(configuration.bufferSeconds, 1) * Double(newFormat.sampleRate))
                 let capacity = min(frames, configuration.maximumBufferBytes / (Int(newFormat.channelCount) * MemoryLayout<Float>.size))
-                let buffer: SpeakerBuffer
-                if newFormat.encoding.isCompressed {
-                    guard let decoder = try? FLACBlockDecoder(sampleRate: Int(newFormat.sampleRate), channelCount: Int(newFormat.channelCount)) else {
-                        return [.send(.error(code: 415, message: "this speaker cannot decode \(newFormat.encoding) at \(newFormat.sampleRate) Hz, \(newFormat.channelCount) channels")),
-                                .close(reason: "a stream in \(newFormat.encoding) it cannot decode")]
-                    }
-                    stage = .awaitingHello // the old buffer goes before the new one is allocated
-                    buffer = SpeakerBuffer(capacityFrames: capacity, decoder: decoder)
-                } else {
-                    stage = .awaitingHello
-                    buffer = SpeakerBuffer(channelCount: Int(newFormat.channelCount), capacityFrames: capacity)
+                // A compressed stream's decoder first: one that cannot be had leaves the old buffer be.
+                let decoder = newFormat.encoding.isCompressed
+                    ? try? FLACBlockDecoder(sampleRate: Int(newFormat.sampleRate), channelCount: Int(newFormat.channelCount)) : nil
+                if newFormat.encoding.isCompressed && decoder == nil {
+                    return [.send(.error(code: 415, message: "this speaker cannot decode \(newFormat.encoding) at \(newFormat.sampleRate) Hz, \(newFormat.channelCount) channels")),
+                            .close(reason: "a stream in \(newFormat.encoding) it cannot decode")]
                 }
+                stage = .awaitingHello // the old buffer goes before the new one is allocated
+                let buffer = decoder.map { SpeakerBuffer(capacityFrames: capacity, decoder: $0) }
+                    ?? SpeakerBuffer(channelCount: Int(newFormat.channelCount), capacityFrames: capacity)
                 stage = .streaming(sessionID: sessionID, format: newFormat, buffer: buffer)
                 position = nil
                 forgetOutput()

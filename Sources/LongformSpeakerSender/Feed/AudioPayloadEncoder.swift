@@ -30,8 +30,13 @@ final class AudioPayloadEncoder {
     /// further than the next block boundary, so that every speaker is sent the same blocks.
     func messageFrameLimit(at frame: Int64) -> Int {
         guard flac != nil else { return blockFrameCount }
+        return blockFrameCount - Int(frame - blockBoundary(atOrBefore: frame))
+    }
+
+    /// The first frame of the grid's block that holds `frame` (a multiple of `blockFrameCount`).
+    func blockBoundary(atOrBefore frame: Int64) -> Int64 {
         let block = Int64(blockFrameCount)
-        return Int(block - ((frame % block) + block) % block)
+        return frame - ((frame % block) + block) % block
     }
 
     /// The payload of `samples`, the frames from `frame` on (at most `messageFrameLimit(at:)`).

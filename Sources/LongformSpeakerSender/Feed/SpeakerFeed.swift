@@ -259,8 +259,7 @@ final class SpeakerFeed: @unchecked Sendable {
     /// connected); for a compressed stream, up to the block boundary at or before it, since a block
     /// still growing there waits for its whole (`shortBlockLeadSeconds`).
     func isEveryConnectedSpeakerSent(upTo frame: Int64) -> Bool {
-        let block = Int64(encoder.blockFrameCount)
-        let sentEnough = format.encoding.isCompressed ? frame - ((frame % block) + block) % block : frame
+        let sentEnough = format.encoding.isCompressed ? encoder.blockBoundary(atOrBefore: frame) : frame
         return reading {
             let connected = outboxes.filter(\.isConnected)
             return !connected.isEmpty && connected.allSatisfy { $0.cursor >= sentEnough }
