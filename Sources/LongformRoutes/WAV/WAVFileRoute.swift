@@ -74,8 +74,10 @@ public final class WAVFileRoute: FrameActionRoute, @unchecked Sendable {
                     guard write(samples) else { throw WriteFailed() }
                 }
             } else {
-                // Real time: a period every 10 ms, the actions due run before it.
-                let period = format.sampleRate / 100
+                // Real time: a period every 50 ms (as snapclient's file player), the actions due
+                // run before it. A file hears nothing sooner for shorter periods, and at 10 ms the
+                // wake-ups were a third of what a speaker writing a file cost.
+                let period = format.sampleRate * Int(Self.realTimePeriodMilliseconds) / 1_000
                 var buffer = [Float](repeating: 0, count: period * format.channelCount)
                 let start = HostClock.now() + 1_000_000
                 var frame: Int64 = 0
@@ -98,6 +100,9 @@ public final class WAVFileRoute: FrameActionRoute, @unchecked Sendable {
             }
         }
     }
+
+    /// How much a real-time route writes at a time (ms).
+    public static let realTimePeriodMilliseconds = 50
 
     /// Ends an as-fast-as-possible run whose write failed (the error is kept in `writeError`).
     private struct WriteFailed: Error {}
