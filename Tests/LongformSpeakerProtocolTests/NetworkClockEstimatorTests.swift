@@ -78,14 +78,18 @@ import Testing
         var second: Int
         var error: Int64
         var uncertainty: UInt64
+        /// The interval the speaker was asking at (ns).
+        var interval: UInt64 = 0
     }
 
     /// A network with `jitter` ns on each leg at random (uniform, on top of 5 µs) and a sender's
     /// clock `skew` faster than the speaker's, asked fifty times a second (two hundred for the
     /// first `startupSeconds`, as a speaker does for a minute) for `seconds` (with no reply during `outage`, in
     /// seconds); returns the estimator, the true offset at a local time, the local time at the
-    /// end, and a check after each second's last reply.
-    static func run(seconds: Int, jitter: UInt64, skew: Double, seed: UInt64, outage: Range<Int> = 0..<0, startupSeconds: Int = 0)
+    /// end, and a check after each second's last reply. `isScheduled`: the speaker asks as a
+    /// `ClockRequestSchedule` from its first request says instead, telling it each round trip.
+    static func run(seconds: Int, jitter: UInt64, skew: Double, seed: UInt64, outage: Range<Int> = 0..<0, startupSeconds: Int = 0,
+                    isScheduled: Bool = false)
         -> (estimator: NetworkClockEstimator, trueOffsetAt: (UInt64) -> Int64, end: UInt64, checks: [Check]) {
         var estimator = NetworkClockEstimator()
         var generator = SeededRandomGenerator(seed: seed)
@@ -95,21 +99,24 @@ import Testing
         let truth = { (local: UInt64) -> Int64 in Int64(sender(local)) - Int64(local) }
         let first: UInt64 = 1_000_000_000
         var local = first
+        var schedule = isScheduled ? ClockRequestSchedule(startedAt: first) : nil
         var checks: [Check] = []
         var sequence: UInt32 = 0
         while local < first + UInt64(seconds) * 1_000_000_000 {
             let second = Int((local - first) / 1_000_000_000)
             let up = 5_000 + UInt64.random(in: 0...jitter, using: &generator), down = 5_000 + UInt64.random(in: 0...jitter, using: &generator)
-            let interval = second < startupSeconds ? ClockExchange.startupRequestInterval : ClockExchange.requestInterval
+            let interval = schedule?.interval(at: local, isRateKnown: estimator.isRateKnown) ?? (second < startupSeconds ? ClockRequestSchedule.startupInterval : ClockRequestSchedule.jitteryInterval)
             if !outage.contains(second) {
                 let t2 = sender(local + up), t3 = t2 + 20_000
                 // t3 back on the speaker's clock, then the way down.
                 let t4 = UInt64((Double(Int64(t3) - start) / (1 + skew)).rounded()) + down
                 sequence += 1
-                estimator.add(ClockExchange.Reply(sequence: sequence, t1: local, t2: t2, t3: t3), receivedAt: t4)
+                if let sample = estimator.add(ClockExchange.Reply(sequence: sequence, t1: local, t2: t2, t3: t3), receivedAt: t4) {
+                    schedule?.noteRoundTrip(sample.roundTrip)
+                }
                 // The last reply of each second.
                 if (local + interval - first) / 1_000_000_000 != UInt64(second), let estimate = estimator.estimate {
-                    checks.append(Check(second: second, error: estimate.offset(at: t4) - truth(t4), uncertainty: estimate.uncertainty))
+                    checks.append(Check(second: second, error: estimate.offset(at: t4) - truth(t4), uncertainty: estimate.uncertainty, interval: interval))
                 }
             }
             local += interval

@@ -1,15 +1,6 @@
 /// The clock exchange's datagrams (UDP): a speaker's request and the sender's reply, NTP-style.
 public enum ClockExchange {
-    /// Between a speaker's requests after its first minute (ns): fifty a second, 24 bytes up and 40 back. Under jitter each
-    /// leg's floor is the least of the samples kept, and five times as many samples (against ten
-    /// a second) brought a speaker's error behind ±5 ms of jitter from a median of 15–40 µs to 6–9 µs.
-    public static let requestInterval: UInt64 = 20_000_000
-    /// Between a speaker's requests for its first `startupSpan` with a sender (ns): two hundred a
-    /// second. Until the rate is known the floors are those of the last 10 s, and behind jitter
-    /// four times the samples bring them closer.
-    public static let startupRequestInterval: UInt64 = 5_000_000
-    /// How long a speaker asks at `startupRequestInterval` after it is given a sender (ns).
-    public static let startupSpan: UInt64 = 60_000_000_000
+    // How often a speaker asks: `ClockRequestSchedule`.
 
     /// A speaker's request: its sequence number and its clock when it was sent.
     public struct Request: Sendable, Equatable {

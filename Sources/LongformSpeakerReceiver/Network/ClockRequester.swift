@@ -6,9 +6,9 @@ import LongformRoutes
 import LongformSpeakerProtocol
 import Synchronization
 
-/// Asks the sender's timing port for its clock two hundred times a second for the first minute
-/// with a sender, then fifty (`ClockExchange.startupRequestInterval`, `requestInterval`): the
-/// estimate takes each leg's floor over the samples of the last 10 s until it knows the clocks'
+/// Asks the sender's timing port for its clock two hundred times a second at first, then ten on a
+/// quiet network (after 10 s at the earliest) and, behind jitter, fifty after the first minute
+/// (`ClockRequestSchedule`): the estimate takes each leg's floor over the samples of the last 10 s until it knows the clocks'
 /// rate (half a minute), of the samples kept after (a minute's, at most 3,072), and the more
 /// samples, the closer to the floor under jitter. Takes only replies that match a request it sent.
 ///
@@ -71,6 +71,7 @@ final class ClockRequester: Sendable {
         var sequence: UInt32 = 0
         var nextRequest = HostClock.now()
         var targetSince = nextRequest
+        var schedule = ClockRequestSchedule(startedAt: targetSince), isRateKnown = false
         /// Replies in a row that matched a request but not this speaker's key.
         var untaggedReplies = 0
         /// When the clock estimate is next logged (once a second, at debug level).
@@ -85,6 +86,7 @@ final class ClockRequester: Sendable {
                 outstanding.removeAll()
                 nextRequest = HostClock.now()
                 targetSince = nextRequest
+                (schedule, isRateKnown) = (ClockRequestSchedule(startedAt: targetSince), false)
                 socket = nil
                 (replies, isGoodReported, nextPoorWarning) = (0, false, targetSince + Self.poorClockWarningInterval)
                 if let wanted {
@@ -116,7 +118,7 @@ final class ClockRequester: Sendable {
                 socket.sendDatagram(ClockExchange.encode(ClockExchange.Request(sequence: sequence, t1: t1), key: key))
                 // On the interval's grid (a wait rounded up to the millisecond does not slow the
                 // rate), starting afresh after a stall.
-                let interval = t1 - targetSince < ClockExchange.startupSpan ? ClockExchange.startupRequestInterval : ClockExchange.requestInterval
+                let interval = schedule.interval(at: t1, isRateKnown: isRateKnown)
                 nextRequest += interval
                 if nextRequest <= t1 { nextRequest = t1 + interval }
             }
@@ -145,17 +147,20 @@ final class ClockRequester: Sendable {
             outstanding.removeValue(forKey: reply.sequence)
             replies += 1
             let state = session.withLock { session in
-                session.receiveClockReply(reply, at: datagram.receivedAt)
-                return (session.clock.estimate, session.clock.rateError, session.rateCorrection, session.clock.isGood)
+                (sample: session.receiveClockReply(reply, at: datagram.receivedAt), estimate: session.clock.estimate,
+                 rateError: session.clock.rateError, rateCorrection: session.rateCorrection, isGood: session.clock.isGood,
+                 isRateKnown: session.clock.isRateKnown)
             }
-            if state.3 && !isGoodReported {
+            if let sample = state.sample { schedule.noteRoundTrip(sample.roundTrip) }
+            isRateKnown = state.isRateKnown
+            if state.isGood && !isGoodReported {
                 isGoodReported = true
                 let seconds = Double(datagram.receivedAt &- targetSince) / 1e9
-                logger.log(level: seconds < 2 ? .debug : .info, "speaker: clock good after \(String(format: "%.2f", seconds)) s and \(replies) replies, ± \((state.0?.uncertainty ?? 0) / 1_000) µs")
+                logger.log(level: seconds < 2 ? .debug : .info, "speaker: clock good after \(String(format: "%.2f", seconds)) s and \(replies) replies, ± \((state.estimate?.uncertainty ?? 0) / 1_000) µs")
             }
-            if datagram.receivedAt >= nextLog, let estimate = state.0 {
+            if datagram.receivedAt >= nextLog, let estimate = state.estimate {
                 nextLog = datagram.receivedAt + 1_000_000_000
-                logger.debug("speaker: clock offset \(estimate.offset) ns ± \(estimate.uncertainty / 1_000) µs, rate \(String(format: "%+.2f", estimate.skew * 1e6)) ppm (found \(state.1.map { String(format: "± %.1f ppm", $0 * 1e6) } ?? "not yet")); output drift correction \(String(format: "%+.1f", state.2 * 1e6)) ppm")
+                logger.debug("speaker: clock offset \(estimate.offset) ns ± \(estimate.uncertainty / 1_000) µs, rate \(String(format: "%+.2f", estimate.skew * 1e6)) ppm (found \(state.rateError.map { String(format: "± %.1f ppm", $0 * 1e6) } ?? "not yet")); output drift correction \(String(format: "%+.1f", state.rateCorrection * 1e6)) ppm, asking every \(schedule.interval(at: datagram.receivedAt, isRateKnown: isRateKnown) / 1_000_000) ms")
             }
         }
     }

@@ -330,7 +330,8 @@ public struct SpeakerSession: Sendable {
     }
 
     /// Takes a clock-exchange reply (already matched to a request) that arrived at `t4`.
-    public mutating func receiveClockReply(_ reply: ClockExchange.Reply, at t4: UInt64) {
+    @discardableResult
+    public mutating func receiveClockReply(_ reply: ClockExchange.Reply, at t4: UInt64) -> NetworkClockEstimator.Sample? {
         clock.add(reply, receivedAt: t4)
     }
 
