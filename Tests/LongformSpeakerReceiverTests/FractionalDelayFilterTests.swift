@@ -62,4 +62,29 @@ import Testing
             }
         }
     }
+
+    @Test func stereoReadsEachChannelExactlyAsAChannelReadAlone() {
+        // The stereo pass against the general loop (one channel at a time), sample for sample,
+        // through a drift, a whole-frame stretch and the edge of a silence.
+        let source = (0..<2_400).flatMap { $0 >= 1_200 && $0 < 1_300 ? [Float](repeating: 0, count: 2) : Self.tones(700, 13_000, at: Double($0)) }
+        for (start, step) in [(40.37, 1 + 350e-6), (40.0, 1.0), (900.8, 1 - 120e-6)] {
+            let count = 1_400
+            var stereo: [Float] = [], left: [Float] = [], right: [Float] = []
+            FractionalDelayFilter.read(source, channels: 2, from: start, count: count, step: step, into: &stereo)
+            FractionalDelayFilter.read(source.enumerated().filter { $0.offset % 2 == 0 }.map(\.element), channels: 1, from: start, count: count, step: step, into: &left)
+            FractionalDelayFilter.read(source.enumerated().filter { $0.offset % 2 == 1 }.map(\.element), channels: 1, from: start, count: count, step: step, into: &right)
+            #expect(stereo.count == 2 * count)
+            #expect(stereo.enumerated().filter { $0.offset % 2 == 0 }.map(\.element) == left, "left from \(start) at \(step)")
+            #expect(stereo.enumerated().filter { $0.offset % 2 == 1 }.map(\.element) == right, "right from \(start) at \(step)")
+        }
+    }
+
+    @Test func aReadAppendsToWhatTheOutputHeld() {
+        let source = (0..<200).flatMap { Self.tones(440, 9_000, at: Double($0)) }
+        var read: [Float] = [7, 8]
+        FractionalDelayFilter.read(source, channels: 2, from: 30.25, count: 10, step: 1, into: &read)
+        var fresh: [Float] = []
+        FractionalDelayFilter.read(source, channels: 2, from: 30.25, count: 10, step: 1, into: &fresh)
+        #expect(read == [7, 8] + fresh)
+    }
 }
