@@ -1,0 +1,249 @@
+/// Why a FLAC frame did not decode: what was wrong, and where.
+public struct FLACFrameError: Error, Sendable, CustomStringConvertible {
+    /// What was wrong, for the log.
+    public let reason: String
+
+    /// An error saying `reason`.
+    public init(_ reason: String) { self.reason = reason }
+
+    public var description: String { reason }
+}
+
+/// Decodes FLAC frames (RFC 9639) of 16-bit samples that each stand alone, as the sender's audio
+/// messages carry them: no stream header, the rate and the channels from the `format` message.
+/// In Swift, so that a speaker needs no FFmpeg (whose libraries were two thirds of an idle
+/// speaker's memory). A frame comes from the network: every read is checked against its end, its
+/// header's CRC-8 and its CRC-16 against its bytes, every value against the range it may take,
+/// so a corrupt or hostile frame is an error that says what was wrong, never a trap or noise.
+public struct FLACFrameDecoder: Sendable {
+    /// Frames per second the frames must carry (or leave to the stream, as FLAC allows).
+    public let sampleRate: Int
+    /// Interleaved channels (1 to 8).
+    public let channelCount: Int
+
+    /// Bits per sample of the audio decoded.
+    static let bitsPerSample = 16
+
+    /// A decoder for frames of `channelCount` channels (1 to 8) at `sampleRate`.
+    public init(sampleRate: Int, channelCount: Int) throws(FLACFrameError) {
+        guard (1...8).contains(channelCount) else { throw FLACFrameError("\(channelCount) channels (FLAC: 1 to 8)") }
+        guard sampleRate > 0 else { throw FLACFrameError("a rate of \(sampleRate) Hz") }
+        self.sampleRate = sampleRate
+        self.channelCount = channelCount
+    }
+
+    /// The samples of `frame`, which must hold `frameCount` frames of this decoder's format.
+    public func decode(_ frame: [UInt8], frameCount: Int) throws(FLACFrameError) -> [Int16] {
+        var samples = [Int16](repeating: 0, count: frameCount * channelCount)
+        try samples.withUnsafeMutableBufferPointer { pointer throws(FLACFrameError) in try decode(frame, into: pointer) }
+        return samples
+    }
+
+    /// Decodes `frame` into `samples`, which it must fill exactly (interleaved, `channelCount` a frame).
+    public func decode(_ frame: [UInt8], into samples: UnsafeMutableBufferPointer<Int16>) throws(FLACFrameError) {
+        guard samples.count % channelCount == 0 else { throw FLACFrameError("room for \(samples.count) samples, not whole frames of \(channelCount)") }
+        let result: Result<Void, FLACFrameError> = frame.withUnsafeBytes { bytes in
+            do throws(FLACFrameError) {
+                var reader = FLACBitReader(bytes)
+                try decode(&reader, into: samples)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    /// How the channels are stored (the header's channel assignment).
+    private enum ChannelAssignment {
+        case independent
+        case leftSide
+        case sideRight
+        case midSide
+
+        /// Which channel holds the side, one bit wider than the others.
+        var sideChannel: Int? {
+            switch self {
+            case .independent: nil
+            case .leftSide, .midSide: 1
+            case .sideRight: 0
+            }
+        }
+    }
+
+    private func decode(_ reader: inout FLACBitReader, into samples: UnsafeMutableBufferPointer<Int16>) throws(FLACFrameError) {
+        let expectedFrames = samples.count / channelCount
+        let (blockSize, assignment) = try readHeader(&reader, expectedFrames: expectedFrames)
+        var channels: [[Int64]] = []
+        channels.reserveCapacity(channelCount)
+        for channel in 0..<channelCount {
+            let bits = Self.bitsPerSample + (assignment.sideChannel == channel ? 1 : 0)
+            channels.append(try readSubframe(&reader, blockSize: blockSize, bitsPerSample: bits, channel: channel))
+        }
+        reader.alignToByte()
+        let computed = FLACChecksum.crc16(reader.bytesRead)
+        let stored = try reader.read(16)
+        guard computed == stored else { throw FLACFrameError("the frame's CRC-16 is \(stored), its bytes give \(computed)") }
+        guard reader.remainingBits == 0 else { throw FLACFrameError("\(reader.remainingBits / 8) bytes after the frame's end") }
+        try Self.interleave(channels, assignment: assignment, into: samples)
+    }
+
+    /// The frame header: its block size (checked against `expectedFrames`) and how its channels are stored.
+    private func readHeader(_ reader: inout FLACBitReader, expectedFrames: Int) throws(FLACFrameError) -> (Int, ChannelAssignment) {
+        let sync = try reader.read(15)
+        guard sync == 0x7FFC else { throw FLACFrameError("no frame sync at the start (\(String(sync, radix: 2)))") }
+        _ = try reader.read(1) // fixed or variable block size: each frame stands alone here
+        let blockSizeCode = try reader.read(4), rateCode = try reader.read(4)
+        let channelCode = try reader.read(4), sizeCode = try reader.read(3)
+        guard try reader.read(1) == 0 else { throw FLACFrameError("the header's reserved bit is set") }
+        // The frame or sample number, UTF-8-like: not used (the message says where the frame goes).
+        let first = try reader.read(8)
+        let continuation = first < 0x80 ? 0 : (first < 0xC0 || first == 0xFF) ? -1 : Int((~UInt8(first)).leadingZeroBitCount) - 1
+        guard continuation >= 0 else { throw FLACFrameError("a frame number starting with byte \(first)") }
+        for _ in 0..<continuation {
+            guard try reader.read(8) & 0xC0 == 0x80 else { throw FLACFrameError("a frame number with a bad continuation byte") }
+        }
+        let blockSize: Int
+        switch blockSizeCode {
+        case 0: throw FLACFrameError("the reserved block size code 0")
+        case 1: blockSize = 192
+        case 2...5: blockSize = 576 << (Int(blockSizeCode) - 2)
+        case 6: blockSize = Int(try reader.read(8)) + 1
+        case 7: blockSize = Int(try reader.read(16)) + 1
+        default: blockSize = 256 << (Int(blockSizeCode) - 8)
+        }
+        let rates = [0, 88_200, 176_400, 192_000, 8_000, 16_000, 22_050, 24_000, 32_000, 44_100, 48_000, 96_000]
+        let rate: Int
+        switch rateCode {
+        case 0: rate = sampleRate
+        case 12: rate = Int(try reader.read(8)) * 1_000
+        case 13: rate = Int(try reader.read(16))
+        case 14: rate = Int(try reader.read(16)) * 10
+        case 15: throw FLACFrameError("the invalid rate code 15")
+        default: rate = rates[Int(rateCode)]
+        }
+        let headerCRC = FLACChecksum.crc8(reader.bytesRead)
+        let storedCRC = try reader.read(8)
+        guard headerCRC == storedCRC else { throw FLACFrameError("the header's CRC-8 is \(storedCRC), its bytes give \(headerCRC)") }
+        guard blockSize == expectedFrames else { throw FLACFrameError("a frame of \(blockSize) frames, \(expectedFrames) expected") }
+        guard rate == sampleRate else { throw FLACFrameError("a frame at \(rate) Hz, \(sampleRate) expected") }
+        guard sizeCode == 0 || sizeCode == 4 else { throw FLACFrameError("samples of size code \(sizeCode), 16-bit (4) expected") }
+        let assignment: ChannelAssignment, channels: Int
+        switch channelCode {
+        case 0...7: (assignment, channels) = (.independent, Int(channelCode) + 1)
+        case 8: (assignment, channels) = (.leftSide, 2)
+        case 9: (assignment, channels) = (.sideRight, 2)
+        case 10: (assignment, channels) = (.midSide, 2)
+        default: throw FLACFrameError("the reserved channel assignment \(channelCode)")
+        }
+        guard channels == channelCount else { throw FLACFrameError("a frame of \(channels) channels, \(channelCount) expected") }
+        return (blockSize, assignment)
+    }
+
+    /// One channel's subframe: `blockSize` samples of `bitsPerSample` bits.
+    private func readSubframe(_ reader: inout FLACBitReader, blockSize: Int, bitsPerSample: Int, channel: Int) throws(FLACFrameError) -> [Int64] {
+        guard try reader.read(1) == 0 else { throw FLACFrameError("channel \(channel)'s subframe padding bit is set") }
+        let type = Int(try reader.read(6))
+        let wasted = try reader.read(1) == 1 ? reader.readUnary() + 1 : 0
+        guard wasted < bitsPerSample else { throw FLACFrameError("channel \(channel) wastes \(wasted) of its \(bitsPerSample) bits") }
+        let bits = bitsPerSample - wasted
+        var values: [Int64]
+        switch type {
+        case 0:
+            values = [Int64](repeating: try reader.readSigned(bits), count: blockSize)
+        case 1:
+            values = []
+            values.reserveCapacity(blockSize)
+            for _ in 0..<blockSize { values.append(try reader.readSigned(bits)) }
+        case 8...12:
+            values = try readPredicted(&reader, order: type - 8, isLPC: false, blockSize: blockSize, bits: bits, channel: channel)
+        case 32...63:
+            values = try readPredicted(&reader, order: type - 31, isLPC: true, blockSize: blockSize, bits: bits, channel: channel)
+        default:
+            throw FLACFrameError("channel \(channel)'s reserved subframe type \(type)")
+        }
+        if wasted > 0 { for index in values.indices { values[index] <<= Int64(wasted) } }
+        return values
+    }
+
+    /// A FIXED or an LPC subframe after its type: the warm-up samples, for LPC the coefficients'
+    /// precision, their shift and the coefficients, then the residual; and the prediction.
+    private func readPredicted(_ reader: inout FLACBitReader, order: Int, isLPC: Bool, blockSize: Int, bits: Int,
+                               channel: Int) throws(FLACFrameError) -> [Int64] {
+        guard order <= blockSize else { throw FLACFrameError("channel \(channel)'s predictor of order \(order) for \(blockSize) samples") }
+        var values = [Int64](repeating: 0, count: blockSize)
+        for index in 0..<order { values[index] = try reader.readSigned(bits) }
+        var coefficients: [Int64] = []
+        var shift: Int64 = 0
+        if isLPC {
+            let precision = Int(try reader.read(4)) + 1
+            guard precision < 16 else { throw FLACFrameError("channel \(channel)'s LPC precision code 15") }
+            shift = try reader.readSigned(5)
+            guard shift >= 0 else { throw FLACFrameError("channel \(channel)'s LPC shift \(shift)") }
+            for _ in 0..<order { coefficients.append(try reader.readSigned(precision)) }
+        } else {
+            coefficients = [[], [1], [2, -1], [3, -3, 1], [4, -6, 4, -1]][order]
+        }
+        try readResidual(&reader, into: &values, order: order, channel: channel)
+        values.withUnsafeMutableBufferPointer { values in
+            coefficients.withUnsafeBufferPointer { coefficients in
+                // Wrapping arithmetic: a hostile frame's values overflow into nonsense (caught at the
+                // end as out of range), never a trap. A valid frame's sums fit: 15-bit coefficients
+                // times 17-bit samples, 32 of them.
+                for index in order..<blockSize {
+                    var sum: Int64 = 0
+                    for tap in 0..<order { sum = sum &+ coefficients[tap] &* values[index - 1 - tap] }
+                    values[index] = values[index] &+ (sum >> shift)
+                }
+            }
+        }
+        return values
+    }
+
+    /// A residual (partitioned Rice coding) into `values` after the `order` warm-up samples.
+    private func readResidual(_ reader: inout FLACBitReader, into values: inout [Int64], order: Int, channel: Int) throws(FLACFrameError) {
+        let method = try reader.read(2)
+        guard method <= 1 else { throw FLACFrameError("channel \(channel)'s reserved residual coding \(method)") }
+        let parameterBits = method == 0 ? 4 : 5, escape = method == 0 ? 15 : 31
+        let partitionOrder = Int(try reader.read(4))
+        let partitions = 1 << partitionOrder
+        let perPartition = values.count >> partitionOrder
+        guard perPartition << partitionOrder == values.count, perPartition >= order else {
+            throw FLACFrameError("channel \(channel)'s \(partitions) partitions for \(values.count) samples after \(order)")
+        }
+        var index = order
+        for partition in 0..<partitions {
+            let end = (partition + 1) * perPartition
+            let parameter = Int(try reader.read(parameterBits))
+            if parameter == escape {
+                let bits = Int(try reader.read(5))
+                while index < end { values[index] = try reader.readSigned(bits); index += 1 }
+            } else {
+                while index < end { values[index] = try reader.readRice(parameter); index += 1 }
+            }
+        }
+    }
+
+    /// The channels undone from their assignment and interleaved as 16-bit samples.
+    private static func interleave(_ channels: [[Int64]], assignment: ChannelAssignment, into samples: UnsafeMutableBufferPointer<Int16>) throws(FLACFrameError) {
+        let count = channels.count
+        let frames = samples.count / count
+        for frame in 0..<frames {
+            for channel in 0..<count {
+                var value: Int64
+                switch assignment {
+                case .independent: value = channels[channel][frame]
+                case .leftSide: value = channel == 0 ? channels[0][frame] : channels[0][frame] &- channels[1][frame]
+                case .sideRight: value = channel == 0 ? channels[0][frame] &+ channels[1][frame] : channels[1][frame]
+                case .midSide:
+                    let side = channels[1][frame], mid = channels[0][frame] << 1 | (side & 1)
+                    value = (channel == 0 ? mid &+ side : mid &- side) >> 1
+                }
+                guard let sample = Int16(exactly: value) else {
+                    throw FLACFrameError("channel \(channel)'s sample \(value) at frame \(frame) is not 16-bit")
+                }
+                samples[frame * count + channel] = sample
+            }
+        }
+    }
+}
