@@ -83,7 +83,7 @@ let package = Package(
         ], resources: [.copy("Resources")]),
         // Layer 7: the receiving side of the network speaker (`longform speaker`).
         .target(name: "LongformSpeakerReceiver", dependencies: [
-            "LongformCore", "LongformRendering", "LongformRoutes", "LongformSources", "LongformSpeakerProtocol",
+            "LongformCore", "LongformRendering", "LongformRoutes", "LongformSpeakerProtocol",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -31,7 +31,7 @@ import Testing
         let encoder: FLACBlockEncoder
 
         init() throws {
-            compressed = SpeakerBuffer(capacityFrames: 3_000_000, decoder: try FLACBlockDecoder(sampleRate: 44_100, channelCount: 2))
+            compressed = SpeakerBuffer(capacityFrames: 3_000_000, decoder: try FLACFrameDecoder(sampleRate: 44_100, channelCount: 2))
             encoder = try FLACBlockEncoder(sampleRate: 44_100, channelCount: 2)
         }
 
@@ -89,7 +89,7 @@ import Testing
     }
 
     @Test func aBlockThatDoesNotDecodeReadsAsSilenceAndIsNamed() throws {
-        var buffer = SpeakerBuffer(capacityFrames: 100_000, decoder: try FLACBlockDecoder(sampleRate: 44_100, channelCount: 2))
+        var buffer = SpeakerBuffer(capacityFrames: 100_000, decoder: try FLACFrameDecoder(sampleRate: 44_100, channelCount: 2))
         let encoder = try FLACBlockEncoder(sampleRate: 44_100, channelCount: 2)
         let blocks = try (0..<3).map { try encoder.encode(Self.music(from: Int64($0 * Self.blockFrames), count: Self.blockFrames)) }
         var damaged = blocks[1]

@@ -1,4 +1,3 @@
-import LongformSources
 import LongformSpeakerProtocol
 
 /// Audio held as the FLAC blocks it came in, by media frame, decoded only when read: minutes of
@@ -23,7 +22,7 @@ struct CompressedAudioBlocks: @unchecked Sendable {
 
     /// The decoder and what it decoded last.
     private final class Decoding {
-        let decoder: FLACBlockDecoder
+        let decoder: FLACFrameDecoder
         /// The last blocks decoded, by serial, newest last: reads walk forward, with a filter's
         /// reach back into the block before, and a rewind reads a little again.
         var decoded: [(serial: UInt64, samples: [Float])] = []
@@ -31,7 +30,7 @@ struct CompressedAudioBlocks: @unchecked Sendable {
         /// The first block that did not decode since the last look (`takeReadFailure`), and why.
         var failure: String?
 
-        init(decoder: FLACBlockDecoder) { self.decoder = decoder }
+        init(decoder: FLACFrameDecoder) { self.decoder = decoder }
     }
 
     /// Interleaved channels.
@@ -45,7 +44,7 @@ struct CompressedAudioBlocks: @unchecked Sendable {
     private static let decodedBlocksKept = 4
 
     /// No blocks, decoded by `decoder` (its format's channels and rate).
-    init(decoder: FLACBlockDecoder) {
+    init(decoder: FLACFrameDecoder) {
         decoding = Decoding(decoder: decoder)
         channelCount = decoder.channelCount
     }
@@ -131,12 +130,12 @@ struct CompressedAudioBlocks: @unchecked Sendable {
     }
 
     /// A block's samples, from the decoded ones kept or decoded now.
-    private func samples(of block: Block) -> Result<[Float], FLACCodecError> {
+    private func samples(of block: Block) -> Result<[Float], FLACFrameError> {
         if let kept = decoding.decoded.first(where: { $0.serial == block.serial }) { return .success(kept.samples) }
         let sampleCount = block.blockFrameCount * channelCount
         if decoding.scratch.count != sampleCount { decoding.scratch = [Int16](repeating: 0, count: sampleCount) }
         do {
-            try decoding.scratch.withUnsafeMutableBufferPointer { samples throws(FLACCodecError) in try decoding.decoder.decode(block.payload, into: samples) }
+            try decoding.scratch.withUnsafeMutableBufferPointer { samples throws(FLACFrameError) in try decoding.decoder.decode(block.payload, into: samples) }
         } catch {
             return .failure(error)
         }

@@ -1,4 +1,4 @@
-import LongformSources
+import LongformSpeakerProtocol
 
 /// The audio a speaker holds, by media frame: the frames `startFrame..<endFrame`, at most
 /// `capacityFrames`, held as a ring of interleaved Float32 (a PCM stream) or as the FLAC blocks
@@ -27,7 +27,7 @@ public struct SpeakerBuffer: Sendable {
     }
 
     /// An empty buffer of `capacityFrames` frames held as the FLAC blocks `decoder` decodes.
-    public init(capacityFrames: Int, decoder: FLACBlockDecoder) {
+    public init(capacityFrames: Int, decoder: FLACFrameDecoder) {
         channelCount = decoder.channelCount
         self.capacityFrames = max(capacityFrames, 1)
         samples = []

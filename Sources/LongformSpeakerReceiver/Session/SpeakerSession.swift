@@ -1,4 +1,3 @@
-import LongformSources
 import LongformSpeakerProtocol
 
 /// The heart of `longform speaker`, without I/O: what the sender's messages do to the buffer and
@@ -217,7 +216,7 @@ public struct SpeakerSession: Sendable {
                 let capacity = min(frames, configuration.maximumBufferBytes / (Int(newFormat.channelCount) * MemoryLayout<Float>.size))
                 // A compressed stream's decoder first: one that cannot be had leaves the old buffer be.
                 let decoder = newFormat.encoding.isCompressed
-                    ? try? FLACBlockDecoder(sampleRate: Int(newFormat.sampleRate), channelCount: Int(newFormat.channelCount)) : nil
+                    ? try? FLACFrameDecoder(sampleRate: Int(newFormat.sampleRate), channelCount: Int(newFormat.channelCount)) : nil
                 if newFormat.encoding.isCompressed && decoder == nil {
                     return [.send(.error(code: 415, message: "this speaker cannot decode \(newFormat.encoding) at \(newFormat.sampleRate) Hz, \(newFormat.channelCount) channels")),
                             .close(reason: "a stream in \(newFormat.encoding) it cannot decode")]
