@@ -4,7 +4,7 @@ holding all of them, once per codec (`speaker:…?codec=float|pcm|flac`). The fi
 the bytes that crossed the link (IP and TCP headers included, read from the link's counters), how
 long the fill took, the speaker's resident memory once it holds everything (its own, and the
 libraries' file pages), and its CPU over its first and its second minute (the first has the
-fill and the clock exchange's two hundred requests a second; it plays to a WAV file, as the
+fill and the clock exchange's two hundred requests a second for 10 s or more; it plays to a WAV file, as the
 snapclient beside it plays to a file); the peer is a snapclient of snapserver's default codec,
 FLAC, on the same music, over its second minute (`peers/snapcast.py`)."""
 import os, re, subprocess, time
