@@ -124,4 +124,18 @@ import Testing
         #expect(actions == [.close(reason: "audio of 2 frames from 0 is not a FLAC frame (8 bytes)")])
         #expect(session.buffer?.isEmpty == true)
     }
+
+    @Test func aBlockSaidToHoldMoreThanAFLACFrameCanIsRefused() throws {
+        // A hostile sender's block of a few bytes said to hold four billion frames: its read would
+        // have made room for 16 GB of samples.
+        var session = SpeakerSession(configuration: .init(name: "test"))
+        _ = session.receive(.hello(sessionID: Array(repeating: 1, count: 16), senderName: "s", timingPort: 1))
+        _ = session.receive(.format(AudioStreamFormat(sampleRate: 44_100, channelCount: 2, encoding: .flac)))
+        let frame = try FLACBlockEncoder(sampleRate: 44_100, channelCount: 2).encode(Self.music(from: 0, count: 100))
+        let actions = session.receive(.audio(firstFrame: 0, frameCount: 4_000_000_000, samples: frame))
+        #expect(actions == [.close(reason: "a FLAC block said to hold 4000000000 frames, from 0 (at most 65535)")])
+        #expect(session.buffer?.isEmpty == true)
+        #expect(session.receive(.audio(firstFrame: 0, frameCount: 100, samples: frame)).allSatisfy { if case .close = $0 { false } else { true } })
+        #expect(session.buffer?.isEmpty == false)
+    }
 }

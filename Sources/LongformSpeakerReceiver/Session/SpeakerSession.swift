@@ -284,6 +284,9 @@ public struct SpeakerSession: Sendable {
         return didStore(stored, of: count, at: firstFrame)
     }
 
+    /// The most frames a FLAC frame holds.
+    public static let maximumBlockFrames = 65_535
+
     /// Stores a compressed block of `frameCount` frames as it came (a FLAC frame of the stream's
     /// format): it is decoded when the output reads it.
     public mutating func receiveBlock(_ payload: [UInt8], frameCount: Int, at firstFrame: Int64) -> [Action] {
@@ -294,6 +297,11 @@ public struct SpeakerSession: Sendable {
         // a FLAC frame, not bytes of another format. A damaged one is found when it is decoded.
         guard payload.count >= 2, payload[0] == 0xFF, payload[1] & 0xFE == 0xF8 else {
             return [.close(reason: "audio of \(frameCount) frames from \(firstFrame) is not a FLAC frame (\(payload.count) bytes)")]
+        }
+        // A FLAC frame holds at most 65,535 frames: a block said to hold more (its samples are
+        // made room for when it is read) is a sender's error, not a buffer's worth of memory.
+        guard (1...Self.maximumBlockFrames).contains(frameCount) else {
+            return [.close(reason: "a FLAC block said to hold \(frameCount) frames, from \(firstFrame) (at most \(Self.maximumBlockFrames))")]
         }
         let stored = modifyBuffer { $0.write(block: payload, frameCount: frameCount, at: firstFrame) } ?? 0
         return didStore(stored, of: frameCount, at: firstFrame)
