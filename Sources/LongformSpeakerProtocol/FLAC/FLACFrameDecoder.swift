@@ -11,7 +11,7 @@ public struct FLACFrameError: Error, Sendable, CustomStringConvertible {
 
 /// Decodes FLAC frames (RFC 9639) of 16-bit samples that each stand alone, as the sender's audio
 /// messages carry them: no stream header, the rate and the channels from the `format` message.
-/// In Swift, so that a speaker needs no FFmpeg (whose libraries were two thirds of an idle
+/// In Swift, so that a speaker needs no FFmpeg (whose libraries were nearly half of an idle
 /// speaker's memory). A frame comes from the network: every read is checked against its end, its
 /// header's CRC-8 and its CRC-16 against its bytes, every value against the range it may take,
 /// so a corrupt or hostile frame is an error that says what was wrong, never a trap or noise.
