@@ -3,7 +3,8 @@ import CFFmpeg
 /// Decodes FLAC frames made by `FLACBlockEncoder` (or any FLAC frame of 16-bit samples) back to
 /// interleaved signed 16-bit frames, each block on its own and in any order. A block that does not
 /// decode to the frames it should is an error naming what was wrong; the decoder goes on with the
-/// next. Not thread-safe: one decoder per playing thread.
+/// next. FFmpeg's decoder: the reference the speaker's own (`FLACFrameDecoder`, without FFmpeg) is
+/// checked against in its tests and its fuzz target. Not thread-safe: one decoder per thread.
 public final class FLACBlockDecoder {
     /// Frames per second.
     public let sampleRate: Int

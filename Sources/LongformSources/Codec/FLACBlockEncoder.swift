@@ -1,8 +1,8 @@
 import CFFmpeg
 
 /// Encodes blocks of interleaved signed 16-bit frames into FLAC frames, each of which decodes on
-/// its own (`FLACBlockDecoder`), so that a speaker can keep them compressed and decode any of them
-/// first. Blocks hold `blockFrameCount` frames; a shorter one (at a flush, the end of a stream) is
+/// its own (a speaker's `FLACFrameDecoder`; FFmpeg's, `FLACBlockDecoder`), so that a speaker can
+/// keep them compressed and decode any of them first. Blocks hold `blockFrameCount` frames; a shorter one (at a flush, the end of a stream) is
 /// allowed at any time. Not thread-safe: one encoder per sending thread.
 public final class FLACBlockEncoder {
     /// Frames per full block.

@@ -23,6 +23,10 @@ public struct FLACFrameDecoder: Sendable {
 
     /// Bits per sample of the audio decoded.
     static let bitsPerSample = 16
+    /// The rates a header's rate codes 1 to 11 name (0 is the stream's: the `format` message's).
+    private static let codedRates = [0, 88_200, 176_400, 192_000, 8_000, 16_000, 22_050, 24_000, 32_000, 44_100, 48_000, 96_000]
+    /// The FIXED predictors' coefficients, by order (0 to 4).
+    private static let fixedCoefficients: [[Int64]] = [[], [1], [2, -1], [3, -3, 1], [4, -6, 4, -1]]
 
     /// A decoder for frames of `channelCount` channels (1 to 8) at `sampleRate`.
     public init(sampleRate: Int, channelCount: Int) throws(FLACFrameError) {
@@ -112,7 +116,6 @@ public struct FLACFrameDecoder: Sendable {
         case 7: blockSize = Int(try reader.read(16)) + 1
         default: blockSize = 256 << (Int(blockSizeCode) - 8)
         }
-        let rates = [0, 88_200, 176_400, 192_000, 8_000, 16_000, 22_050, 24_000, 32_000, 44_100, 48_000, 96_000]
         let rate: Int
         switch rateCode {
         case 0: rate = sampleRate
@@ -120,7 +123,7 @@ public struct FLACFrameDecoder: Sendable {
         case 13: rate = Int(try reader.read(16))
         case 14: rate = Int(try reader.read(16)) * 10
         case 15: throw FLACFrameError("the invalid rate code 15")
-        default: rate = rates[Int(rateCode)]
+        default: rate = Self.codedRates[Int(rateCode)]
         }
         let headerCRC = FLACChecksum.crc8(reader.bytesRead)
         let storedCRC = try reader.read(8)
@@ -182,7 +185,7 @@ public struct FLACFrameDecoder: Sendable {
             guard shift >= 0 else { throw FLACFrameError("channel \(channel)'s LPC shift \(shift)") }
             for _ in 0..<order { coefficients.append(try reader.readSigned(precision)) }
         } else {
-            coefficients = [[], [1], [2, -1], [3, -3, 1], [4, -6, 4, -1]][order]
+            coefficients = Self.fixedCoefficients[order]
         }
         try readResidual(&reader, into: &values, order: order, channel: channel)
         values.withUnsafeMutableBufferPointer { values in

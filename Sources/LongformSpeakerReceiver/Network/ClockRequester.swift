@@ -10,7 +10,8 @@ import Synchronization
 /// quiet network (after 10 s at the earliest) and, behind jitter, fifty after the first minute
 /// (`ClockRequestSchedule`): the estimate takes each leg's floor over the samples of the last
 /// 10 s until it knows the clocks' rate (half a minute), of the samples kept after (a minute's, at
-/// most 3,072), and the more samples, the closer to the floor under jitter. Takes only replies that match a request it sent.
+/// most 3,072), and the more samples, the closer to the floor under jitter. Takes only replies
+/// that match a request it sent.
 ///
 /// On its own thread with a plain UDP socket, not on the event loop that reads the audio: a reply
 /// must not wait behind minutes of audio arriving. The system stamps each reply's arrival, so a
