@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "longform", targets: ["longform"]),
+        .executable(name: "longform-speaker", targets: ["longform-speaker"]),
         .executable(name: "longform-latency", targets: ["longform-latency"]),
         .library(name: "LongformCore", targets: ["LongformCore"]),
         .library(name: "LongformSources", targets: ["LongformSources"]),
@@ -18,6 +19,7 @@ let package = Package(
         .library(name: "LongformPulseAudio", targets: ["LongformPulseAudio"]),
         .library(name: "LongformALSA", targets: ["LongformALSA"]),
         .library(name: "LongformSpeakerSender", targets: ["LongformSpeakerSender"]),
+        .library(name: "LongformLocalRouteCatalog", targets: ["LongformLocalRouteCatalog"]),
         .library(name: "LongformRouteCatalog", targets: ["LongformRouteCatalog"]),
         .library(name: "LongformPlayer", targets: ["LongformPlayer"]),
         .library(name: "LongformStore", targets: ["LongformStore"]),
@@ -60,8 +62,10 @@ let package = Package(
         .target(name: "LongformSpeakerSender", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformSources", "LongformSpeakerProtocol",
                                                              .product(name: "Logging", package: "swift-log"),
                                                              .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]),
-        // Layer 4: what `--route` names and `routes` lists: opens a route of any backend.
-        .target(name: "LongformRouteCatalog", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformPulseAudio", "LongformALSA", "LongformSpeakerSender"]),
+        // Layer 4: the local routes `--route` names and `routes` lists (null, WAV, PulseAudio, ALSA), and the default one.
+        .target(name: "LongformLocalRouteCatalog", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformPulseAudio", "LongformALSA"]),
+        // Layer 4: what `--route` names: a local route or network speakers.
+        .target(name: "LongformRouteCatalog", dependencies: ["LongformLocalRouteCatalog", "LongformRendering", "LongformSpeakerSender"]),
         // Layer 4: the wire protocol between the speaker route and `longform speaker` (docs/speaker-protocol.md),
         // and the socket wrapper both ends use for what SwiftNIO does not offer.
         .target(name: "LongformSpeakerProtocol", dependencies: ["LongformCore", .product(name: "Crypto", package: "swift-crypto")]),
@@ -89,12 +93,24 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
-        // Layer 6: the command line.
+        // Layer 8: what every command line shares: listen addresses, logging switches, stop signals, failures.
+        .target(name: "LongformCommandSupport", dependencies: [
+            "LongformCore", "LongformSpeakerProtocol", .product(name: "Logging", package: "swift-log"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // Layer 8: the speaker's command line, run by `longform speaker` and `longform-speaker`.
+        .target(name: "LongformSpeakerCommand", dependencies: [
+            "LongformCommandSupport", "LongformCore", "LongformLocalRouteCatalog", "LongformSpeakerProtocol", "LongformSpeakerReceiver",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // Layer 8: the command line.
         .executableTarget(name: "longform", dependencies: [
-            "LongformCore", "LongformSources", "LongformRendering", "LongformRoutes", "LongformRouteCatalog", "LongformSpeakerSender", "LongformPlayer", "LongformStore", "LongformServer", "LongformSpeakerReceiver",
+            "LongformCore", "LongformSources", "LongformRendering", "LongformRoutes", "LongformLocalRouteCatalog", "LongformRouteCatalog", "LongformSpeakerSender",
+            "LongformPlayer", "LongformStore", "LongformServer", "LongformCommandSupport", "LongformSpeakerCommand",
             "LongformSpeakerProtocol", .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // Layer 8: the network speaker alone, without FFmpeg (its links: SpeakerCommandTests).
+        .executableTarget(name: "longform-speaker", dependencies: ["LongformCore", "LongformSpeakerCommand", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // `scripts/bench`'s command-latency measurement (not part of the product).
         .executableTarget(name: "longform-latency", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformPulseAudio", "LongformPlayer"],
@@ -123,9 +139,9 @@ let package = Package(
         .testTarget(name: "LongformCoreTests", dependencies: ["LongformCore"]),
         .testTarget(name: "LongformSourcesTests", dependencies: ["LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformRenderingTests", dependencies: ["LongformRendering", "LongformRoutes", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
-        .testTarget(name: "LongformPulseAudioTests", dependencies: ["LongformPulseAudio", "LongformRouteCatalog", "LongformRoutes", "LongformRendering", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
+        .testTarget(name: "LongformPulseAudioTests", dependencies: ["LongformPulseAudio", "LongformLocalRouteCatalog", "LongformRouteCatalog", "LongformRoutes", "LongformRendering", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
         .testTarget(name: "LongformSpeakerSenderTests", dependencies: ["LongformSpeakerSender", "LongformRendering", "LongformSources", "LongformTestSupport"]),
-        .testTarget(name: "LongformRouteCatalogTests", dependencies: ["LongformRouteCatalog", "LongformRoutes", "LongformALSA", "LongformSpeakerSender", "LongformTestSupport"]),
+        .testTarget(name: "LongformRouteCatalogTests", dependencies: ["LongformLocalRouteCatalog", "LongformRouteCatalog", "LongformRoutes", "LongformALSA", "LongformSpeakerSender", "LongformTestSupport"]),
         .testTarget(name: "LongformPlayerTests", dependencies: ["LongformPlayer", "LongformRoutes", "LongformSpeakerSender", "LongformRendering", "LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformStoreTests", dependencies: ["LongformStore", "LongformPlayer", "LongformCore", "LongformTestSupport"]),
         .testTarget(name: "LongformLibraryTests", dependencies: ["LongformLibrary", "LongformStore", "LongformTestSupport"]),

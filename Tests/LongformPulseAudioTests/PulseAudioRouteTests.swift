@@ -1,8 +1,9 @@
 import Foundation
 import LongformCore
+import LongformLocalRouteCatalog
 import LongformPlayer
-import LongformRendering
 import LongformPulseAudio
+import LongformRendering
 import LongformRouteCatalog
 import LongformRoutes
 import LongformSources

@@ -1,5 +1,6 @@
 import LongformRendering
 import LongformALSA
+import LongformLocalRouteCatalog
 import LongformRouteCatalog
 import LongformRoutes
 import LongformSpeakerSender
@@ -7,12 +8,12 @@ import Testing
 
 @Suite struct RouteSpecifierTests {
     @Test func specifiersParse() throws {
-        #expect(try RouteSpecifier(parsing: "null") == .null)
-        #expect(try RouteSpecifier(parsing: "wav:/tmp/a.wav") == .wav(path: "/tmp/a.wav"))
-        #expect(try RouteSpecifier(parsing: "pulse") == .pulse(sink: nil))
-        #expect(try RouteSpecifier(parsing: "pulse:alsa_output.x") == .pulse(sink: "alsa_output.x"))
-        #expect(try RouteSpecifier(parsing: "alsa") == .alsa(device: "default"))
-        #expect(try RouteSpecifier(parsing: "alsa:hw:1,0") == .alsa(device: "hw:1,0"))
+        #expect(try RouteSpecifier(parsing: "null") == .local(.null))
+        #expect(try RouteSpecifier(parsing: "wav:/tmp/a.wav") == .local(.wav(path: "/tmp/a.wav")))
+        #expect(try RouteSpecifier(parsing: "pulse") == .local(.pulse(sink: nil)))
+        #expect(try RouteSpecifier(parsing: "pulse:alsa_output.x") == .local(.pulse(sink: "alsa_output.x")))
+        #expect(try RouteSpecifier(parsing: "alsa") == .local(.alsa(device: "default")))
+        #expect(try RouteSpecifier(parsing: "alsa:hw:1,0") == .local(.alsa(device: "hw:1,0")))
         #expect(try RouteSpecifier(parsing: "speaker:kitchen.local:7878,[fe80::1]:7879,10.0.0.2:7878")
                 == .speaker(endpoints: [SpeakerEndpoint(host: "kitchen.local", port: 7878), SpeakerEndpoint(host: "fe80::1", port: 7879),
                                         SpeakerEndpoint(host: "10.0.0.2", port: 7878)], codec: .flac))

@@ -36,4 +36,23 @@ import Glibc
         #expect(played.pieces.count == 1 && piece.values.first == 1 && piece.count >= 40_000, "\(played)")
         #expect(piece.isContinuous(tolerance: 2), "\(played)")
     }
+
+    /// `longform speaker` becomes `longform-speaker` (same process, so a service manager's PID
+    /// holds), and that program carries no decoder: a speaker's memory goes to its audio.
+    @Test func theSpeakerRunsAsItsOwnProgramWithoutFFmpeg() throws {
+        let speaker = try SpeakerProcess(name: "program")
+        defer { speaker.stop() }
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(speaker.running.process.processIdentifier)/exe")
+        #expect(URL(fileURLWithPath: executable).lastPathComponent == "longform-speaker", "\(executable)")
+
+        let speakerLibraries = try ExternalTool.check("ldd", [ExternalTool.builtExecutable(named: "longform-speaker")]).output
+        let longformLibraries = try ExternalTool.check("ldd", [ExternalTool.longformExecutable]).output
+        for library in ["libavcodec", "libavformat", "libavutil", "libswresample"] {
+            #expect(!speakerLibraries.contains(library), "\(speakerLibraries)")
+            // The check can fail: the player links them.
+            #expect(longformLibraries.contains(library), "\(longformLibraries)")
+        }
+        // The routes a speaker plays to are all there.
+        for library in ["libpulse", "libasound"] { #expect(speakerLibraries.contains(library), "\(speakerLibraries)") }
+    }
 }

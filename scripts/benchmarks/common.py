@@ -29,6 +29,8 @@ def prepare():
     if subprocess.run([sys.executable, "-c", "import numpy"], capture_output=True).returncode != 0:
         run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "python3-numpy"], stdout=subprocess.DEVNULL)
     run(["swift", "build", "-c", "release", "--product", "longform"], cwd=ROOT, stdout=subprocess.DEVNULL)
+    # `longform speaker` becomes this program when it is built beside `longform`.
+    run(["swift", "build", "-c", "release", "--product", "longform-speaker"], cwd=ROOT, stdout=subprocess.DEVNULL)
     run(["swift", "build", "-c", "release", "--product", "longform-latency"], cwd=ROOT, stdout=subprocess.DEVNULL)
     os.makedirs(AUDIO, exist_ok=True)
     items = []

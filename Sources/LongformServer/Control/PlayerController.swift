@@ -1,8 +1,9 @@
 import Foundation
-import LongformAPIRequests
 import Logging
+import LongformAPIRequests
 import LongformCore
 import LongformLibrary
+import LongformLocalRouteCatalog
 import LongformPlayer
 import LongformRendering
 import LongformRouteCatalog
@@ -78,10 +79,10 @@ final class PlayerController: @unchecked Sendable {
     /// PulseAudio, ALSA, or the null route.
     private static func openRoute(_ named: RouteSpecifier?, saved: String?, sampleRate: Int) throws(APIError) -> (RouteSpecifier, any AudioRoute) {
         if let named { return (named, named.makeRoute(sampleRate: sampleRate)) }
-        if let saved, let specifier = try? RouteSpecifier(parsing: saved), RouteCatalog.availableRoutes().contains(where: { $0.specifier == specifier }) {
+        if let saved, let specifier = try? RouteSpecifier(parsing: saved), RouteCatalog.availableRoutes().contains(where: { .local($0.specifier) == specifier }) {
             return (specifier, specifier.makeRoute(sampleRate: sampleRate))
         }
-        let fallback = RouteCatalog.defaultRoute(fallback: .null)
+        let fallback = RouteSpecifier.local(RouteCatalog.defaultRoute(fallback: .null))
         return (fallback, fallback.makeRoute(sampleRate: sampleRate))
     }
 
@@ -347,7 +348,7 @@ final class PlayerController: @unchecked Sendable {
     /// The routes a client may pick (not WAV files: a client does not choose where files go).
     func routes() -> RoutesJSON {
         let current = command { routeSpecifier }
-        var routes = Self.pickableRoutes().map { RouteJSON(id: $0.specifier.description, description: $0.description, isCurrent: $0.specifier == current) }
+        var routes = Self.pickableRoutes().map { RouteJSON(id: $0.specifier.description, description: $0.description, isCurrent: .local($0.specifier) == current) }
         if !routes.contains(where: \.isCurrent) {
             routes.insert(RouteJSON(id: current.description, description: "the route the server was started with", isCurrent: true), at: 0)
         }
@@ -362,7 +363,7 @@ final class PlayerController: @unchecked Sendable {
     func selectRoute(_ id: String) throws(APIError) -> RoutesJSON {
         let specifier: RouteSpecifier
         do { specifier = try RouteSpecifier(parsing: id) } catch { throw .badRequest("\(error)") }
-        guard Self.pickableRoutes().contains(where: { $0.specifier == specifier }) else {
+        guard Self.pickableRoutes().contains(where: { .local($0.specifier) == specifier }) else {
             throw .notFound("\(id) is not one of this machine's routes (GET /api/routes lists them)")
         }
         try command { () throws(APIError) in

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import LongformCommandSupport
 import LongformCore
+import LongformLocalRouteCatalog
 import LongformPlayer
 import LongformRendering
 import LongformRouteCatalog
@@ -87,7 +89,7 @@ struct PlayCommand: ParsableCommand {
         if !items.isEmpty && expanded.isEmpty { throw CommandFailure("no audio files in \(items.joined(separator: ", "))") }
         let saved = expanded.isEmpty ? try loadSaved(from: store) : nil
 
-        let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallback: .wav(path: "longform-play.wav"))
+        let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? .local(RouteCatalog.defaultRoute(fallback: .wav(path: "longform-play.wav")))
         if route == nil { FileHandle.standardError.write(Data("longform: playing to \(specifier)\n".utf8)) }
         let audioRoute = specifier.makeRoute(sampleRate: sampleRate, lookAhead: lookahead)
         let engine = PlaybackEngine(route: audioRoute, lookAheadDuration: lookahead, volume: volume)
@@ -115,10 +117,4 @@ struct PlayCommand: ParsableCommand {
         }
         return saved
     }
-}
-
-/// A failure the user should read without the usage text: printed as `Error: …`, exit status 1.
-struct CommandFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

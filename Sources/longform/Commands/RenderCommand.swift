@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LongformCommandSupport
 import LongformCore
 import LongformPlayer
 import LongformRendering

@@ -1,4 +1,5 @@
 import ArgumentParser
+import LongformLocalRouteCatalog
 import LongformRouteCatalog
 
 /// `longform routes`: what this machine can play to.

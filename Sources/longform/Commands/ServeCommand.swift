@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LongformCommandSupport
 import LongformRouteCatalog
 import LongformServer
 import LongformStore
@@ -46,7 +47,7 @@ struct ServeCommand: AsyncParsableCommand {
         _ = try ListenAddress(parsing: http, option: "--http")
         if let route {
             let specifier = try RouteSpecifier(parsing: route)
-            if case .wav = specifier { throw ValidationError("serve plays to null, pulse or alsa routes, not to a WAV file") }
+            if case .local(.wav) = specifier { throw ValidationError("serve plays to null, pulse or alsa routes, not to a WAV file") }
         }
         if let token, token.isEmpty { throw ValidationError("--token must not be empty") }
     }

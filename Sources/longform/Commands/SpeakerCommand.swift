@@ -1,102 +1,33 @@
 import ArgumentParser
-import Dispatch
 import Foundation
-import LongformCore
-import LongformRouteCatalog
-import LongformSpeakerReceiver
-import LongformSpeakerProtocol
+import LongformSpeakerCommand
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// `longform speaker`: a network speaker that plays what a sender sends to a local route.
+/// `longform speaker`: a network speaker that plays what a sender sends to a local route. It
+/// becomes `longform-speaker` (same process, same arguments) when that program is beside this
+/// one, so that the speaker does not carry the player's decoders; else it runs here.
 struct SpeakerCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "speaker",
-        abstract: "Run a network speaker: hold minutes of a sender's audio and play it, in step, to a local route.",
-        discussion: """
-            One sender at a time connects over TCP (docs/speaker-protocol.md); the speaker asks the sender's timing port \
-            for its clock and plays each frame at the network time the sender's anchors give, to the local route. \
-            --channel left or right plays one channel of the stream, so that two speakers make a stereo pair; \
-            --latency-offset delays the output for a device whose latency the speaker cannot measure (an amplifier, a TV). \
-            On a route that can take back what it holds (pulse, null) a pause, a seek or a volume is heard within the route's \
-            rewind margin; on wav, after the 0.2 s the route is handed ahead. \
-            The log shows what plays: title, artist, album, and the cover art's type, size and SHA-256. \
-            With --secret-file (or LONGFORM_SPEAKER_SECRET), only senders given the same secret (in their LONGFORM_SPEAKER_SECRET) \
-            are heard, and everything on their connection is encrypted (ChaCha20-Poly1305). \
-            A connection has 5 s to become the sender (its hello, and its proof with a secret); at most 32 wait at once, \
-            a newcomer closing the oldest, so strangers cannot lock a sender out; warnings about connections are \
-            logged at most 10 a minute, then counted. \
-            SIGINT or SIGTERM stops.
-            """
-    )
+    static let configuration = CommandConfiguration(commandName: "speaker", abstract: SpeakerOptions.abstract, discussion: SpeakerOptions.discussion)
 
-    @Option(name: .long, help: "Address and port to listen on: HOST:PORT, [IPv6]:PORT or PORT.")
-    var listen = "0.0.0.0:7878"
+    /// The program `longform speaker` becomes, found beside the running `longform`.
+    static let programName = "longform-speaker"
 
-    @Option(name: .long, help: "The speaker's name, told to senders.")
-    var name = ProcessInfo.processInfo.hostName
-
-    @Option(name: .long, help: "null, wav:PATH, pulse[:SINK] or alsa[:DEVICE] (default: PulseAudio, else ALSA, else null).")
-    var route: String?
-
-    @Option(name: .long, help: "Seconds of audio to hold.")
-    var buffer = 180.0
-
-    @Option(name: .long, help: "both, left or right.")
-    var channel = "both"
-
-    @Option(name: .long, help: "Milliseconds to delay the output by, for a device whose latency cannot be measured.")
-    var latencyOffset = 0.0
-
-    @Option(name: .long, help: "Sample rate the route plays at, in Hz.")
-    var sampleRate = 44_100
-
-    @Option(name: .long, help: ArgumentHelp("Require senders to know the secret in this file (else in $LONGFORM_SPEAKER_SECRET, if set); their connections are then encrypted.",
-                                             valueName: "path"))
-    var secretFile: String?
-
-    @Option(name: .long, help: ArgumentHelp("For tests: run the speaker's clock this many parts per million fast (negative: slow), every reading and the kernel's arrival stamps alike, as though on a crystal of its own.",
-                                             valueName: "ppm"))
-    var clockSkew = 0.0
-
-    @OptionGroup var logging: LoggingOptions
-
-    func validate() throws {
-        _ = try ListenAddress(parsing: listen, option: "--listen")
-        if let route { _ = try RouteSpecifier(parsing: route) }
-        guard SpeakerSession.ChannelSelection(rawValue: channel) != nil else { throw ValidationError("--channel must be both, left or right") }
-        guard buffer >= 1 && buffer <= 3_600 else { throw ValidationError("--buffer must be from 1 to 3600 seconds") }
-        guard latencyOffset >= 0 && latencyOffset <= 10_000 else { throw ValidationError("--latency-offset must be from 0 to 10000 ms") }
-        guard abs(clockSkew) <= 1_000 else { throw ValidationError("--clock-skew must be from -1000 to 1000 ppm") }
-    }
+    @OptionGroup var options: SpeakerOptions
 
     func run() throws {
-        // Before any thread reads the clock.
-        if clockSkew != 0 { HostClock.run(partsPerMillionFast: clockSkew) }
-        logging.bootstrap(defaultLevel: .info)
-        let address = try ListenAddress(parsing: listen, option: "--listen")
-        let specifier = try route.map { try RouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallback: .null)
-        let configuration = SpeakerSession.Configuration(name: name, bufferSeconds: buffer, channels: SpeakerSession.ChannelSelection(rawValue: channel)!,
-                                                          extraDelay: UInt64(latencyOffset * 1_000_000))
-        let secret: PairingSecret?
-        do {
-            if let secretFile {
-                secret = try PairingSecret(passphrase: try String(contentsOfFile: secretFile, encoding: .utf8))
-            } else {
-                secret = try PairingSecret.fromEnvironment()
+        let arguments = CommandLine.arguments
+        if arguments.count >= 2, arguments[1] == Self.configuration.commandName,
+           let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let program = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(Self.programName).path
+            if FileManager.default.isExecutableFile(atPath: program) {
+                let argv = ([program] + arguments.dropFirst(2)).map { strdup($0) } + [nil]
+                execv(program, argv)
+                // Only on failure: run here instead.
+                argv.forEach { free($0) }
             }
-        } catch {
-            throw CommandFailure("cannot use the pairing secret in \(secretFile ?? "$" + PairingSecret.environmentVariable): \(error)")
         }
-        let speaker = SpeakerService(configuration: configuration, route: specifier.makeRoute(sampleRate: sampleRate, keepsTime: true), pairingSecret: secret)
-        let port: Int
-        do { port = try speaker.start(host: address.host, port: address.port) } catch {
-            throw CommandFailure("cannot listen on \(listen) or play to \(specifier): \(error)")
-        }
-        let skew = HostClock.partsPerMillionFast == 0 ? "" : String(format: ", its clock %+.1f ppm fast (--clock-skew)", HostClock.partsPerMillionFast)
-        FileHandle.standardOutput.write(Data("longform: speaker \(name) listening on \(address.host):\(port), playing to \(specifier)\(skew)\n".utf8))
-        let done = DispatchSemaphore(value: 0)
-        let stopSignals = StopSignals { done.signal() }
-        done.wait()
-        stopSignals.cancel()
-        speaker.stop()
+        try options.run()
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import LongformCommandSupport
 import LongformCore
 import LongformPlayer
 import LongformStore

@@ -4,14 +4,14 @@ import LongformSpeakerProtocol
 
 /// Where a daemon listens, as `--http` and `--listen` take it: `HOST:PORT`, `[IPv6]:PORT`, or
 /// `PORT` alone (on 127.0.0.1).
-struct ListenAddress {
+public struct ListenAddress: Sendable {
     /// The host or address, without brackets.
-    var host: String
+    public var host: String
     /// The TCP port (0: any free one).
-    var port: Int
+    public var port: Int
 
     /// Parses `text`; the error names `option` and what it was given.
-    init(parsing text: String, option: String) throws {
+    public init(parsing text: String, option: String) throws {
         let host: Substring
         let portText: Substring
         if let port = Int(text) {
