@@ -47,7 +47,7 @@ let package = Package(
         .systemLibrary(name: "CPulse", path: "Sources/CPulse", providers: [.apt(["libpulse-dev"])]), // LongformPulseAudio
         .systemLibrary(name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]), // LongformALSA
 
-        // Layer 1: media time, formats, sample buffers, the host clock (no system calls but the clock's).
+        // Layer 1: media time, formats, sample buffers, the host clock, threads (no system calls but the clock's and threads').
         .target(name: "LongformCore", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // Layer 2: decoding through FFmpeg.
         .target(name: "LongformSources", dependencies: ["LongformCore", "CFFmpeg", .product(name: "Logging", package: "swift-log")]),

@@ -1,5 +1,4 @@
 import CALSA
-import Foundation
 import Logging
 import LongformCore
 import LongformRendering

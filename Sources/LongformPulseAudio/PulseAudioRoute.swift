@@ -1,5 +1,4 @@
 import CPulse
-import Foundation
 import Logging
 import LongformCore
 import LongformRendering
@@ -115,7 +114,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                 if clock.isRunning {
                     let move = Int64(point.hostTime) - Int64(clock.hostTime(ofFrame: point.frame))
                     if abs(move) >= 50_000 || abs(point.rate - clock.rate) > 20e-6 {
-                        logger.debug("\(name): the frame heard moved \(move / 1_000) µs, rate \(String(format: "%+.1f", (clock.rate - 1) * 1e6)) → \(String(format: "%+.1f", (point.rate - 1) * 1e6)) ppm")
+                        logger.debug("\(name): the frame heard moved \(move / 1_000) µs, rate \(String(cFormat: "%+.1f", (clock.rate - 1) * 1e6)) → \(String(cFormat: "%+.1f", (point.rate - 1) * 1e6)) ppm")
                     }
                 }
                 clock.update(frame: point.frame, heardAtHostTime: point.hostTime, rate: point.rate)
@@ -231,7 +230,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     isSilentUntilTheClockRuns = keepsTime
                     clock.noteFramesRendered(plan.frame)
                     let seconds = Double(HostClock.now() - failedAt) / 1e9
-                    logger.info("\(name): the stream is open again after \(String(format: "%.2f", seconds)) s, from frame \(resume)")
+                    logger.info("\(name): the stream is open again after \(String(cFormat: "%.2f", seconds)) s, from frame \(resume)")
                 }
             }
             // Stopping is immediate: what the server still holds is past the end the timeline reached.

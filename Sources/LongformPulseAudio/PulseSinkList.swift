@@ -1,5 +1,12 @@
 import CPulse
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Asks a PulseAudio server for its sinks through libpulse's introspection API.
 package enum PulseSinkList {

@@ -1,5 +1,9 @@
 import CPulse
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LongformCore
 import LongformRendering
 

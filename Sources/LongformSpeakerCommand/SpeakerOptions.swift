@@ -1,6 +1,13 @@
 import ArgumentParser
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LongformCommandSupport
 import LongformCore
 import LongformLocalRouteCatalog
@@ -99,8 +106,10 @@ public struct SpeakerOptions: ParsableArguments {
         do { port = try speaker.start(host: address.host, port: address.port) } catch {
             throw CommandFailure("cannot listen on \(listen) or play to \(specifier): \(error)")
         }
-        let skew = HostClock.partsPerMillionFast == 0 ? "" : String(format: ", its clock %+.1f ppm fast (--clock-skew)", HostClock.partsPerMillionFast)
-        FileHandle.standardOutput.write(Data("longform: speaker \(name) listening on \(address.host):\(port), playing to \(specifier)\(skew)\n".utf8))
+        let skew = HostClock.partsPerMillionFast == 0 ? "" : String(cFormat: ", its clock %+.1f ppm fast (--clock-skew)", HostClock.partsPerMillionFast)
+        // Whole, at once: whoever started the speaker waits for this line (stdout may be a file).
+        print("longform: speaker \(name) listening on \(address.host):\(port), playing to \(specifier)\(skew)")
+        fflush(nil)
         let done = DispatchSemaphore(value: 0)
         let stopSignals = StopSignals { done.signal() }
         done.wait()

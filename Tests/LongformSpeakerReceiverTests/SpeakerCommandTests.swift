@@ -38,8 +38,8 @@ import Glibc
     }
 
     /// `longform speaker` becomes `longform-speaker` (same process, so a service manager's PID
-    /// holds), and that program carries no decoder: a speaker's memory goes to its audio.
-    @Test func theSpeakerRunsAsItsOwnProgramWithoutFFmpeg() throws {
+    /// holds), and that program carries neither decoder nor Foundation: its memory goes to its audio.
+    @Test func theSpeakerRunsAsItsOwnProgramWithoutFFmpegOrFoundation() throws {
         let speaker = try SpeakerProcess(name: "program")
         defer { speaker.stop() }
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(speaker.running.process.processIdentifier)/exe")
@@ -47,7 +47,9 @@ import Glibc
 
         let speakerLibraries = try ExternalTool.check("ldd", [ExternalTool.builtExecutable(named: "longform-speaker")]).output
         let longformLibraries = try ExternalTool.check("ldd", [ExternalTool.longformExecutable]).output
-        for library in ["libavcodec", "libavformat", "libavutil", "libswresample"] {
+        // Foundation's full library (with its internationalization and ICU, 6 MiB resident) too:
+        // the speaker's modules import FoundationEssentials alone.
+        for library in ["libavcodec", "libavformat", "libavutil", "libswresample", "libFoundation.so", "libFoundationInternationalization"] {
             #expect(!speakerLibraries.contains(library), "\(speakerLibraries)")
             // The check can fail: the player links them.
             #expect(longformLibraries.contains(library), "\(longformLibraries)")

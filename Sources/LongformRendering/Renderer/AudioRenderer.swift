@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import Logging
 import LongformCore
 import Synchronization

@@ -1,10 +1,10 @@
-import Foundation
+import LongformCore
 
 /// Wakes an as-fast-as-possible route's driver waiting for audio to render. Every wake-up bumps a
 /// count, and a wait lasts only while the count is still the one seen when the last render began:
 /// a wake-up that comes while the route renders is never lost. A detached renderer never waits.
 final class RenderableSignal: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = ThreadCondition()
     private var count: UInt64 = 0 // guarded by `condition`, as everything below
     private var countAtRender: UInt64 = 0
     private var isDetached = false
@@ -34,9 +34,12 @@ final class RenderableSignal: @unchecked Sendable {
 
     /// Blocks until a wake-up since the last render began, a detach, or `timeoutSeconds` pass.
     func wait(timeoutSeconds: Double) {
-        let deadline = Date(timeIntervalSinceNow: timeoutSeconds)
+        let deadline = HostClock.now() + UInt64(max(timeoutSeconds, 0) * 1e9)
         condition.lock()
-        while !isDetached && count == countAtRender && condition.wait(until: deadline) {}
+        while !isDetached && count == countAtRender {
+            let now = HostClock.now()
+            guard now < deadline, condition.wait(nanoseconds: deadline - now) else { break }
+        }
         condition.unlock()
     }
 }

@@ -1,11 +1,10 @@
-import Foundation
 import LongformCore
 
 /// The rewinds asked of a route's thread: callers post the frame to render again from, and the
 /// thread, waiting for its next period, wakes at once to take it. Several rewinds before the
 /// thread takes them count as the earliest.
 package final class RewindSignal: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = ThreadCondition()
     private var pendingFrame: Int64? // guarded by `condition`
     private var isInterrupted = false // guarded by `condition`
 
@@ -56,8 +55,8 @@ package final class RewindSignal: @unchecked Sendable {
             }
             let now = HostClock.now()
             guard now < deadline else { return nil }
-            // The condition runs on the wall clock: wait for the remaining interval, then check the host clock again.
-            _ = condition.wait(until: Date(timeIntervalSinceNow: Double(deadline - now) / 1e9))
+            // The host clock may be skewed (a test's): wait for the remaining interval, then read it again.
+            condition.wait(nanoseconds: deadline - now)
         }
         defer { pendingFrame = nil }
         return pendingFrame

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import LongformCore
 import Synchronization
 
 /// The thread a route renders on: started, asked to stop, joined. One per start of a route
@@ -6,23 +7,20 @@ import Synchronization
 package final class RouteThread: Sendable {
     private let isStopRequested = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
-    private let threadIdentity = Mutex<ObjectIdentifier?>(nil)
+    private let threadIdentity = Mutex<DetachedThread.Identity?>(nil)
     private let hasStarted = Atomic<Bool>(false)
 
     /// A thread not started yet.
     package init() {}
 
-    /// Runs `body` on a new high-priority thread; `body` returns when `shouldStop` turns true.
+    /// Runs `body` on a new thread; `body` returns when `shouldStop` turns true.
     package func start(name: String, _ body: @escaping @Sendable (RouteThread) -> Void) {
         hasStarted.store(true, ordering: .sequentiallyConsistent)
-        let thread = Thread { [self] in
-            threadIdentity.withLock { $0 = ObjectIdentifier(Thread.current) }
+        DetachedThread.start(name: name) { [self] in
+            threadIdentity.withLock { $0 = DetachedThread.current }
             body(self)
             finished.signal()
         }
-        thread.name = name
-        thread.qualityOfService = .userInteractive
-        thread.start()
     }
 
     /// Whether the route should leave its loop.
@@ -33,7 +31,7 @@ package final class RouteThread: Sendable {
     package func stop(waiting: Bool = true) {
         guard hasStarted.load(ordering: .sequentiallyConsistent) else { return }
         isStopRequested.store(true, ordering: .sequentiallyConsistent)
-        if !waiting || threadIdentity.withLock({ $0 }) == ObjectIdentifier(Thread.current) { return }
+        if !waiting || threadIdentity.withLock({ $0.map(DetachedThread.isCurrent) }) == true { return }
         finished.wait()
         finished.signal() // a later stop() returns at once
     }

@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import LongformCore
 import LongformRendering
@@ -53,7 +52,7 @@ public final class WAVFileRoute: FrameActionRoute, @unchecked Sendable {
         do {
             writer = try WAVFileWriter(path: path, sampleRate: format.sampleRate, channelCount: format.channelCount, sampleFormat: sampleFormat)
         } catch {
-            throw RouteError(route: name, reason: "cannot create the file (\(error.localizedDescription))")
+            throw RouteError(route: name, reason: error.reason)
         }
         let format = format, clock = clock, pacing = pacing, logger = logger, writeError = writeError, name = name, actions = actions
         thread.start(name: "longform.route.wav", clock: clock) { thread in
@@ -63,8 +62,8 @@ public final class WAVFileRoute: FrameActionRoute, @unchecked Sendable {
                     try writer.write(samples)
                     return true
                 } catch {
-                    logger.error("\(name): write failed: \(error.localizedDescription)")
-                    writeError.value = writeError.value ?? error.localizedDescription
+                    logger.error("\(name): write failed: \(error.reason)")
+                    writeError.value = writeError.value ?? error.description
                     return false
                 }
             }
@@ -95,8 +94,8 @@ public final class WAVFileRoute: FrameActionRoute, @unchecked Sendable {
                     clock.noteFramesRendered(frame)
                 }
             }
-            do { try writer.close() } catch {
-                writeError.value = writeError.value ?? error.localizedDescription
+            do throws(WAVFileError) { try writer.close() } catch {
+                writeError.value = writeError.value ?? error.description
             }
         }
     }

@@ -1,5 +1,9 @@
 import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a paired group's clock datagrams are tagged with: a key derived from the pairing secret.
 /// A datagram's last 8 bytes, zero in a group without a secret, are then the first 8 bytes of an

@@ -1,5 +1,4 @@
 import Crypto
-import Foundation
 
 /// Seals messages for one direction of a paired connection: each becomes a `sealed` frame whose
 /// payload is the inner type and payload under ChaCha20-Poly1305, the frame's header authenticated

@@ -1,5 +1,9 @@
 import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The pairing exchange's arithmetic, without I/O: the speaker's challenge, the sender's proof that
 /// it knows the secret, and the two session keys both then derive. A speaker that could not make

@@ -1,5 +1,9 @@
 import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The secret a speaker can require of its senders (docs/speaker-protocol.md, "Pairing"): a
 /// passphrase both sides are given, kept only as the key derived from it.
@@ -15,9 +19,11 @@ public struct PairingSecret: Sendable {
 
     /// The secret for `passphrase` (leading and trailing whitespace, such as a file's last newline, is not part of it).
     public init(passphrase: String) throws(Refusal) {
-        let trimmed = passphrase.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { throw Refusal(description: "the pairing secret is empty") }
-        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: Data(trimmed.utf8)), salt: Data("longform speaker pairing".utf8),
+        let start = passphrase.firstIndex { !$0.isWhitespace } ?? passphrase.endIndex
+        let end = passphrase.lastIndex { !$0.isWhitespace }.map { passphrase.index(after: $0) } ?? start
+        let text = String(passphrase[start..<end])
+        guard !text.isEmpty else { throw Refusal(description: "the pairing secret is empty") }
+        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: Data(text.utf8)), salt: Data("longform speaker pairing".utf8),
                                      info: Data("secret v1".utf8), outputByteCount: 32)
     }
 

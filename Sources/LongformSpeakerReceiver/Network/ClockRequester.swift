@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import Logging
 import LongformCore
 import LongformRoutes
@@ -157,11 +156,11 @@ final class ClockRequester: Sendable {
             if state.isGood && !isGoodReported {
                 isGoodReported = true
                 let seconds = Double(datagram.receivedAt &- targetSince) / 1e9
-                logger.log(level: seconds < 2 ? .debug : .info, "speaker: clock good after \(String(format: "%.2f", seconds)) s and \(replies) replies, ± \((state.estimate?.uncertainty ?? 0) / 1_000) µs")
+                logger.log(level: seconds < 2 ? .debug : .info, "speaker: clock good after \(String(cFormat: "%.2f", seconds)) s and \(replies) replies, ± \((state.estimate?.uncertainty ?? 0) / 1_000) µs")
             }
             if datagram.receivedAt >= nextLog, let estimate = state.estimate {
                 nextLog = datagram.receivedAt + 1_000_000_000
-                logger.debug("speaker: clock offset \(estimate.offset) ns ± \(estimate.uncertainty / 1_000) µs, rate \(String(format: "%+.2f", estimate.skew * 1e6)) ppm (found \(state.rateError.map { String(format: "± %.1f ppm", $0 * 1e6) } ?? "not yet")); output drift correction \(String(format: "%+.1f", state.rateCorrection * 1e6)) ppm, asking every \(schedule.interval(at: datagram.receivedAt, isRateKnown: isRateKnown) / 1_000_000) ms")
+                logger.debug("speaker: clock offset \(estimate.offset) ns ± \(estimate.uncertainty / 1_000) µs, rate \(String(cFormat: "%+.2f", estimate.skew * 1e6)) ppm (found \(state.rateError.map { String(cFormat: "± %.1f ppm", $0 * 1e6) } ?? "not yet")); output drift correction \(String(cFormat: "%+.1f", state.rateCorrection * 1e6)) ppm, asking every \(schedule.interval(at: datagram.receivedAt, isRateKnown: isRateKnown) / 1_000_000) ms")
             }
         }
     }

@@ -1,5 +1,4 @@
 import Crypto
-import Foundation
 import Logging
 import LongformCore
 import LongformSpeakerProtocol
@@ -190,7 +189,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
                 logger.debug("speaker: flush \(requestID) from frame \(fromFrame)")
             } else if case .artwork(let mimeType, let data) = message {
                 // The digest tells a picture apart in the log (and lets a test check its bytes).
-                let digest = SHA256.hash(data: data).prefix(8).map { String(format: "%02x", $0) }.joined()
+                let digest = SHA256.hash(data: data).prefix(8).map { String(cFormat: "%02x", $0) }.joined()
                 logger.info("speaker: \(data.isEmpty ? "no artwork" : "artwork \(mimeType), \(data.count) bytes, SHA-256 \(digest)…")")
             }
             actions = service.updateSession { $0.receive(message) }
