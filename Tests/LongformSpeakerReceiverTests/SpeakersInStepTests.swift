@@ -197,12 +197,14 @@ import Testing
         }
         #expect(played.windows.count >= 70, "the rooms played together for \(played.windows.count) windows of 100 ms, not the ramp's 8 s")
         // Room b is silent for a stretch after the kill (its new stream plays silence until its
-        // first timing report says when its frames are heard), no more than half a second, and
-        // the others never are.
+        // first timing report says when its frames are heard), and the others never are. The
+        // stream opens again at once; the stretch is 0.3 to 0.4 s alone, and was 0.6 s in a
+        // clean-clone run with the other rooms' tests beside it: 0.7 s at most.
         let late = played.lateWindows()
         let others = late.filter { played.windows[$0][0] == nil || played.windows[$0][2] == nil }
         #expect(others.isEmpty, "rooms a or c were silent in windows \(others.prefix(10)); logs \(played.logs)")
-        #expect(!late.isEmpty && late.count <= 5, "room b was silent in windows \(late.prefix(20)) (of 100 ms), not for one stretch of up to 0.5 s")
+        #expect(!late.isEmpty && late.count <= 7 && late.last! - late.first! == late.count - 1,
+                "room b was silent in windows \(late.prefix(20)) (of 100 ms), not for one stretch of up to 0.7 s")
         // From the first window it is back in, room b is in step, without a jump (measured: 1 to
         // 3 frames apart from a; placed by a guess of the new stream's latency, it played 15 to
         // 20 ms off for 0.3 s, and fitting the new stream's rate afresh drifted it 7 frames).
