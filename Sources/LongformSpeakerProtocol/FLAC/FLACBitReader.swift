@@ -15,17 +15,29 @@ struct FLACBitReader {
     /// Bits not read yet.
     var remainingBits: Int { bytes.count * 8 - position }
 
+    /// The 64 bits from the current position, zeros past the frame's end; at least the first 57
+    /// are the frame's, where it has that many left.
+    @inline(__always)
+    private func peek() -> UInt64 {
+        let byteIndex = position >> 3
+        var word: UInt64
+        if byteIndex + 8 <= bytes.count {
+            word = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: byteIndex, as: UInt64.self))
+        } else {
+            word = 0
+            for index in byteIndex..<(byteIndex + 8) { word = word << 8 | (index < bytes.count ? UInt64(bytes[index]) : 0) }
+        }
+        return word << UInt64(position & 7)
+    }
+
     /// The next `count` bits (0 to 32) as an unsigned number.
+    @inline(__always)
     mutating func read(_ count: Int) throws(FLACFrameError) -> UInt32 {
         guard count > 0 else { return 0 }
         guard count <= remainingBits else { throw FLACFrameError("the frame ends inside a field of \(count) bits, at bit \(position)") }
-        // Up to 32 bits from any bit of a byte span at most five bytes: 40 bits in a UInt64.
-        var value: UInt64 = 0
-        let end = (position + count + 7) >> 3
-        for index in (position >> 3)..<end { value = value << 8 | UInt64(bytes[index]) }
-        value >>= UInt64(end * 8 - position - count)
+        let value = peek() >> UInt64(64 - count)
         position += count
-        return UInt32(truncatingIfNeeded: value & ((1 << UInt64(count)) - 1))
+        return UInt32(truncatingIfNeeded: value)
     }
 
     /// The next `count` bits (0 to 33) as a two's-complement number.
@@ -57,8 +69,23 @@ struct FLACBitReader {
         }
     }
 
-    /// A Rice-coded residual with `parameter` low bits, zigzag-decoded.
+    /// A Rice-coded residual with `parameter` (0 to 30) low bits, zigzag-decoded.
+    @inline(__always)
     mutating func readRice(_ parameter: Int) throws(FLACFrameError) -> Int64 {
+        // Most residuals fit in the next 57 bits: their quotient's zeros, its 1, and the low bits
+        // from one load. A longer one, or one at the frame's end, goes the long way.
+        let word = peek()
+        let zeros = word.leadingZeroBitCount
+        let length = zeros + 1 + parameter
+        guard length <= 57, length <= remainingBits, zeros < (1 << 32) >> parameter else { return try readRiceSlowly(parameter) }
+        let low = parameter == 0 ? 0 : (word << UInt64(zeros + 1)) >> UInt64(64 - parameter)
+        position += length
+        let folded = UInt64(zeros) << UInt64(parameter) | low
+        return Int64(bitPattern: folded >> 1) ^ -Int64(bitPattern: folded & 1)
+    }
+
+    /// `readRice` a unary digit at a time, to the frame's end.
+    private mutating func readRiceSlowly(_ parameter: Int) throws(FLACFrameError) -> Int64 {
         let quotient = try readUnary()
         // A quotient this long is no 32-bit residual: a corrupt or hostile frame.
         guard quotient < (1 << 32) >> parameter else { throw FLACFrameError("a residual of \(quotient) << \(parameter), at bit \(position)") }

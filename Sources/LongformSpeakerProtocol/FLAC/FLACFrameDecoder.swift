@@ -193,14 +193,52 @@ public struct FLACFrameDecoder: Sendable {
                 // Wrapping arithmetic: a hostile frame's values overflow into nonsense (caught at the
                 // end as out of range), never a trap. A valid frame's sums fit: 15-bit coefficients
                 // times 17-bit samples, 32 of them.
-                for index in order..<blockSize {
-                    var sum: Int64 = 0
-                    for tap in 0..<order { sum = sum &+ coefficients[tap] &* values[index - 1 - tap] }
-                    values[index] = values[index] &+ (sum >> shift)
+                // Each order its own loop, unrolled by the compiler over its constant taps.
+                switch order {
+                case 1: Self.predict(values, coefficients, order: 1, shift: shift)
+                case 2: Self.predict(values, coefficients, order: 2, shift: shift)
+                case 3: Self.predict(values, coefficients, order: 3, shift: shift)
+                case 4: Self.predict(values, coefficients, order: 4, shift: shift)
+                case 5: Self.predict(values, coefficients, order: 5, shift: shift)
+                case 6: Self.predict(values, coefficients, order: 6, shift: shift)
+                case 7: Self.predict(values, coefficients, order: 7, shift: shift)
+                case 8: Self.predict(values, coefficients, order: 8, shift: shift)
+                case 9: Self.predict(values, coefficients, order: 9, shift: shift)
+                case 10: Self.predict(values, coefficients, order: 10, shift: shift)
+                case 11: Self.predict(values, coefficients, order: 11, shift: shift)
+                case 12: Self.predict(values, coefficients, order: 12, shift: shift)
+                default: Self.predict(values, coefficients, order: order, shift: shift)
                 }
             }
         }
         return values
+    }
+
+    /// `frames` stereo frames, each pair from `pair`, into `samples` as 16-bit.
+    @inline(__always)
+    private static func interleave(_ frames: Int, into samples: UnsafeMutableBufferPointer<Int16>,
+                                   _ pair: (Int) -> (Int64, Int64)) throws(FLACFrameError) {
+        for frame in 0..<frames {
+            let (left, right) = pair(frame)
+            guard let leftSample = Int16(exactly: left) else { throw FLACFrameError("channel 0's sample \(left) at frame \(frame) is not 16-bit") }
+            guard let rightSample = Int16(exactly: right) else { throw FLACFrameError("channel 1's sample \(right) at frame \(frame) is not 16-bit") }
+            samples[2 * frame] = leftSample
+            samples[2 * frame + 1] = rightSample
+        }
+    }
+
+    /// Adds to each of `values` after the first `order` its prediction from the `order` before it.
+    @inline(__always)
+    private static func predict(_ values: UnsafeMutableBufferPointer<Int64>, _ coefficients: UnsafeBufferPointer<Int64>, order: Int, shift: Int64) {
+        guard let base = values.baseAddress, let taps = coefficients.baseAddress else { return }
+        var index = order
+        while index < values.count {
+            var sum: Int64 = 0
+            var tap = 0
+            while tap < order { sum = sum &+ taps[tap] &* base[index - 1 - tap]; tap += 1 }
+            base[index] = base[index] &+ (sum >> shift)
+            index += 1
+        }
     }
 
     /// A residual (partitioned Rice coding) into `values` after the `order` warm-up samples.
@@ -231,6 +269,21 @@ public struct FLACFrameDecoder: Sendable {
     private static func interleave(_ channels: [[Int64]], assignment: ChannelAssignment, into samples: UnsafeMutableBufferPointer<Int16>) throws(FLACFrameError) {
         let count = channels.count
         let frames = samples.count / count
+        if count == 2, frames <= channels[0].count, frames <= channels[1].count {
+            // Stereo: one loop per assignment, each sample checked as the general loop checks it.
+            let first = channels[0], second = channels[1]
+            switch assignment {
+            case .independent: try interleave(frames, into: samples) { (first[$0], second[$0]) }
+            case .leftSide: try interleave(frames, into: samples) { (first[$0], first[$0] &- second[$0]) }
+            case .sideRight: try interleave(frames, into: samples) { (first[$0] &+ second[$0], second[$0]) }
+            case .midSide:
+                try interleave(frames, into: samples) {
+                    let side = second[$0], mid = first[$0] << 1 | (side & 1)
+                    return ((mid &+ side) >> 1, (mid &- side) >> 1)
+                }
+            }
+            return
+        }
         for frame in 0..<frames {
             for channel in 0..<count {
                 var value: Int64
