@@ -43,13 +43,15 @@ public final class ThreadCondition: @unchecked Sendable {
     /// waiter may also wake without cause: callers check their condition in a loop.
     @discardableResult
     public func wait(nanoseconds: UInt64) -> Bool {
-        var now = timespec()
         #if canImport(Glibc)
-        clock_gettime(CLOCK_MONOTONIC, &now)
+        let now = HostClock.rawNow()
         #else
-        clock_gettime(CLOCK_REALTIME, &now)
+        // Darwin's conditions wait on the wall clock.
+        var wall = timespec()
+        clock_gettime(CLOCK_REALTIME, &wall)
+        let now = UInt64(wall.tv_sec) * 1_000_000_000 + UInt64(wall.tv_nsec)
         #endif
-        let deadline = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec) + min(nanoseconds, 1 << 62)
+        let deadline = now + min(nanoseconds, 1 << 62)
         var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
         return pthread_cond_timedwait(condition, mutex, &spec) != ETIMEDOUT
     }

@@ -64,8 +64,8 @@ public enum HostClock {
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
     }
 
-    /// CLOCK_MONOTONIC itself, in nanoseconds.
-    private static func rawNow() -> UInt64 {
+    /// CLOCK_MONOTONIC itself, in nanoseconds (also what `ThreadCondition`'s timed waits run on).
+    static func rawNow() -> UInt64 {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)

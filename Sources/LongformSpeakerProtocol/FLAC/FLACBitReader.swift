@@ -80,8 +80,7 @@ struct FLACBitReader {
         guard length <= 57, length <= remainingBits, zeros < (1 << 32) >> parameter else { return try readRiceSlowly(parameter) }
         let low = parameter == 0 ? 0 : (word << UInt64(zeros + 1)) >> UInt64(64 - parameter)
         position += length
-        let folded = UInt64(zeros) << UInt64(parameter) | low
-        return Int64(bitPattern: folded >> 1) ^ -Int64(bitPattern: folded & 1)
+        return Self.unfolded(UInt64(zeros) << UInt64(parameter) | low)
     }
 
     /// `readRice` a unary digit at a time, to the frame's end.
@@ -89,8 +88,13 @@ struct FLACBitReader {
         let quotient = try readUnary()
         // A quotient this long is no 32-bit residual: a corrupt or hostile frame.
         guard quotient < (1 << 32) >> parameter else { throw FLACFrameError("a residual of \(quotient) << \(parameter), at bit \(position)") }
-        let folded = UInt64(quotient) << UInt64(parameter) | UInt64(try read(parameter))
-        return Int64(bitPattern: folded >> 1) ^ -Int64(bitPattern: folded & 1)
+        return Self.unfolded(UInt64(quotient) << UInt64(parameter) | UInt64(try read(parameter)))
+    }
+
+    /// A zigzag-coded residual (0, −1, 1, −2, … as 0, 1, 2, 3, …) as the number it codes.
+    @inline(__always)
+    private static func unfolded(_ folded: UInt64) -> Int64 {
+        Int64(bitPattern: folded >> 1) ^ -Int64(bitPattern: folded & 1)
     }
 
     /// Skips to the next byte boundary (the padding before a frame's CRC-16).
