@@ -27,15 +27,15 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     private var decoder = SpeakerFrameDecoder(maximumPayloadLength: SpeakerFrame.maximumGreetingPayloadLength)
     private var isActiveSender = false
     private var lastReceived = NIODeadline.now()
-    private var statusTask: RepeatedTask?
+    private var statusTask: Scheduled<Void>?
     private var isReadingPaused = false
     private var roomCheck: Scheduled<Void>?
     /// Closes this connection if it is still pending when its handshake time is up.
     private var handshakeCheck: Scheduled<Void>?
     private var warnedTypes = Set<UInt8>()
     private var framesSinceStatus = 0
-    /// Ticks since the last status, and whether it said the speaker was ready to play.
-    private var ticksSinceStatus = 0
+    /// When the last status went, and whether it said the speaker was ready to play.
+    private var lastStatusSent = NIODeadline.now()
     private var sentReadyToPlay: Bool?
     private var peer = "?"
     /// The pairing of this connection, with the service's secret (set in `init`).
@@ -53,8 +53,16 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         lastReceived = .now()
         service.connectionOpened(self, channel: context.channel, peer: peer)
         handshakeCheck = context.eventLoop.scheduleTask(in: SpeakerService.handshakeLimit) { [service] in service.expireHandshakes() }
-        statusTask = context.eventLoop.scheduleRepeatedTask(initialDelay: Self.tick, delay: Self.tick) { [weak self] _ in
-            self?.everyTick(context: context)
+        scheduleTick(context: context)
+    }
+
+    /// Queues the next `everyTick`: soon while the speaker has not said it is ready to play (a
+    /// start waits for that), a second later once it has.
+    private func scheduleTick(context: ChannelHandlerContext) {
+        statusTask = context.eventLoop.scheduleTask(in: sentReadyToPlay == true ? Self.readyTick : Self.tick) { [weak self] in
+            guard let self, context.channel.isActive else { return }
+            everyTick(context: context)
+            scheduleTick(context: context)
         }
     }
 
@@ -215,9 +223,13 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
 
     /// How often the connection looks at its peer and its readiness.
     static let tick = TimeAmount.milliseconds(100)
-    /// A status goes to the sender every this many ticks (a second), and at once when the speaker
+    /// Between checks once the last status said ready to play: a playing speaker's event loop
+    /// then wakes for the sender's audio and once a second (ten ticks a second were a third of
+    /// what its event loop cost); it stops being ready only when its clock or its output fails.
+    static let readyTick = TimeAmount.seconds(1)
+    /// A status goes to the sender every second, and at the first check after the speaker
     /// becomes ready to play or stops being so: a start waits for every speaker's.
-    static let ticksPerStatus = 10
+    static let statusInterval = TimeAmount.seconds(1)
 
     private func everyTick(context: ChannelHandlerContext) {
         // While reading is paused on purpose, silence from the sender is ours, not a dead peer.
@@ -228,18 +240,17 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
             return
         }
         guard isActiveSender else { return }
-        ticksSinceStatus += 1
         // Read with the output just before (see `SpeakerService.updateSession`), once a tick.
         let (status, readFailure) = service.updateSession { ($0.status(), $0.buffer?.takeReadFailure()) }
         if let readFailure { service.warn("speaker: played silence for audio from \(peer): \(readFailure)") }
-        guard case .status(let report) = status, ticksSinceStatus >= Self.ticksPerStatus || report.isSynchronized != sentReadyToPlay else { return }
+        guard case .status(let report) = status, NIODeadline.now() - lastStatusSent >= Self.statusInterval - .milliseconds(50) || report.isSynchronized != sentReadyToPlay else { return }
         sendStatus(status, context: context)
     }
 
     /// Sends `status` (a `.status` message) and notes whether it said the speaker was ready to play.
     private func sendStatus(_ status: SpeakerMessage, context: ChannelHandlerContext) {
         if case .status(let report) = status { sentReadyToPlay = report.isSynchronized }
-        ticksSinceStatus = 0
+        lastStatusSent = .now()
         logger.trace("speaker: status \(status)") // (each tick: too many for debug)
         send(status, context: context)
     }
