@@ -228,6 +228,8 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
             logger.info("\(name): filled \(String(format: "%.1f", Double(position - heard) / Double(sampleRate))) s ahead; \(String(format: "%.1f", seconds)) s of audio sent in \(String(format: "%.2f", elapsed)) s (\(Int(seconds / elapsed))× real time)")
         }
 
+        /// Whether the route reached its limit ahead and waits for `refillFrames` of room.
+        var isTopped = false
         func idle() {
             // A rewind that wakes the wait is kept for the top of the loop (the signal keeps the earliest).
             if let target = rewinds.wait(untilNanoseconds: HostClock.now() + 10_000_000) { rewinds.post(frame: target) }
@@ -260,7 +262,10 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
             }
             let heard = clock.currentFrame()
             feed.discardHeard(before: heard - sampleRate)
-            guard position < heard + aheadLimitFrames(feed) else {
+            let aheadLimit = aheadLimitFrames(feed)
+            if isTopped && position < heard + aheadLimit - Self.refillFrames(aheadLimit: aheadLimit, sampleRate: sampleRate) { isTopped = false }
+            guard !isTopped && position < heard + aheadLimit else {
+                isTopped = true
                 if !isFillReported && feed.isEveryConnectedSpeakerSent(upTo: position) { reportFill(aheadOf: heard) }
                 idle()
                 continue
@@ -335,6 +340,14 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         }
         let needed = ahead + sampleRate * 80 / 1000
         return min(max(Int64(Self.minimumLead * Double(sampleRate)), needed), 2 * sampleRate)
+    }
+
+    /// Once the route is as far ahead as it goes, it renders again only when this much room has
+    /// opened (frames): a second, for a look-ahead of 10 s or more, so that a speaker far ahead
+    /// is sent a second of audio at a time and wakes once a second for it, not for every block
+    /// (eleven times a second, a third of what its event loop cost); none for a shorter one.
+    static func refillFrames(aheadLimit: Int64, sampleRate: Int64) -> Int64 {
+        aheadLimit >= 10 * sampleRate ? sampleRate : 0
     }
 
     /// How far ahead of the frame heard audio is sent: the look-ahead, within what the smallest
