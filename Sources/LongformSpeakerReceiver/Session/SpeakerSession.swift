@@ -495,7 +495,7 @@ public struct SpeakerSession: Sendable {
     /// One block: its samples, and where it read the buffer (nil: it played silence only).
     private mutating func renderBlock(frameCount: Int, outputChannels: Int, heardAt localTime: UInt64, discardsPlayed: Bool)
         -> (samples: [Float], read: (from: Double, silentFrames: Int, step: Double)?) {
-        let silence = [Float](repeating: 0, count: frameCount * outputChannels)
+        var silence: [Float] { [Float](repeating: 0, count: frameCount * outputChannels) }
         // The network time at which this block is heard (the extra delay: later than the device says).
         let network = clock.networkTime(fromLocal: localTime + configuration.extraDelay)
         // Within half a frame of its moment: the piece that starts there is the anchor's (see `pieceLength`).
