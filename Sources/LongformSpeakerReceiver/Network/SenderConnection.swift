@@ -224,11 +224,12 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     /// How often the connection looks at its peer and its readiness.
     static let tick = TimeAmount.milliseconds(100)
     /// Between checks once the last status said ready to play: a playing speaker's event loop
-    /// then wakes for the sender's audio and once a second (ten ticks a second were a third of
-    /// what its event loop cost); it stops being ready only when its clock or its output fails.
+    /// then wakes for the sender's audio and once a second, not ten times (as often as the audio
+    /// came a block at a time); it stops being ready only when its clock or its output fails.
     static let readyTick = TimeAmount.seconds(1)
-    /// A status goes to the sender every second, and at the first check after the speaker
-    /// becomes ready to play or stops being so: a start waits for every speaker's.
+    /// A status goes to the sender every second (at the check a second after the last, even if
+    /// its timer fires a little early), and at the first check after the speaker becomes ready to
+    /// play or stops being so: a start waits for every speaker's.
     static let statusInterval = TimeAmount.seconds(1)
 
     private func everyTick(context: ChannelHandlerContext) {

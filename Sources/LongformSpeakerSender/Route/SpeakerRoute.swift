@@ -345,7 +345,7 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     /// Once the route is as far ahead as it goes, it renders again only when this much room has
     /// opened (frames): a second, for a look-ahead of 10 s or more, so that a speaker far ahead
     /// is sent a second of audio at a time and wakes once a second for it, not for every block
-    /// (eleven times a second, a third of what its event loop cost); none for a shorter one.
+    /// (eleven times a second); none for a shorter one, whose speakers hold little to spare.
     static func refillFrames(aheadLimit: Int64, sampleRate: Int64) -> Int64 {
         aheadLimit >= 10 * sampleRate ? sampleRate : 0
     }
