@@ -62,7 +62,8 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         statusTask = context.eventLoop.scheduleTask(in: sentReadyToPlay == true ? Self.readyTick : Self.tick) { [weak self] in
             guard let self, context.channel.isActive else { return }
             everyTick(context: context)
-            scheduleTick(context: context)
+            // A tick that closed the connection (idle) queues no other.
+            if context.channel.isActive { scheduleTick(context: context) }
         }
     }
 
@@ -221,7 +222,8 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         context.close(promise: nil)
     }
 
-    /// How often the connection looks at its peer and its readiness.
+    /// How often the connection looks at its peer and its readiness until its last status said
+    /// ready to play (then `readyTick`).
     static let tick = TimeAmount.milliseconds(100)
     /// Between checks once the last status said ready to play: a playing speaker's event loop
     /// then wakes for the sender's audio and once a second, not ten times (as often as the audio
