@@ -351,11 +351,21 @@ public final class RenderSynchronizer: @unchecked Sendable {
     /// away, so that clock drift is caught), or disarms it when nothing can become due: no
     /// observers, a stopped timeline, or an as-fast-as-possible route that evaluates by itself.
     private func updateTimer() {
+        while !armOrDisarmTimer() {}
+    }
+
+    /// `updateTimer`'s one attempt: false, and nothing done, when the timebase changed between
+    /// reading it and taking the lock. Armed in one lock section, so that a stale "disarm" cannot
+    /// undo a newer arming; and only from a timebase read after its last change, since a rate of 0
+    /// read before a start, acted on after the start's timer fired, disarms it for good (a
+    /// playlist's end never fired: `longform play` played silence on).
+    private func armOrDisarmTimer() -> Bool {
+        let generation = timebase.generation
         let clockIsFrameDriven = (timebase.clock as? RouteTimebaseClock)?.clock.isDrivenByFramesWritten ?? false
         let now = timebase.currentTime()
         let rate = timebase.rate
-        // Worked out and armed in one lock section, so that a stale "disarm" cannot undo a newer arming.
-        state.withLock { state in
+        return state.withLock { state in
+            guard timebase.generation == generation else { return false }
             let delay: Double? = {
                 guard !state.schedule.isEmpty, !clockIsFrameDriven else { return nil }
                 // A change (a jump, a start or a stop) is evaluated at once.
@@ -366,7 +376,7 @@ public final class RenderSynchronizer: @unchecked Sendable {
             guard let delay else {
                 state.timer?.cancel()
                 state.timer = nil
-                return
+                return true
             }
             if state.timer == nil {
                 let timer = DispatchSource.makeTimerSource(queue: tickQueue)
@@ -382,6 +392,7 @@ public final class RenderSynchronizer: @unchecked Sendable {
             } else {
                 state.timer?.schedule(deadline: .now() + delay, leeway: .microseconds(500))
             }
+            return true
         }
     }
 
