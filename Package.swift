@@ -5,6 +5,12 @@
 // of its own, so that a tool links only the C libraries of the routes it uses.
 import PackageDescription
 
+// The speaker's audio path (the wire format's encoding and decoding, FLAC, the clock, the
+// output's filter) compiled with optimisation in debug builds as well: unoptimised, its generic
+// code runs tens of times slower, and three debug-built speakers and their sender on two cores
+// left a room's output thread 330 ms late at the start (the in-step tests failed 5 runs in 8).
+let realTimeSettings: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 let package = Package(
     name: "Longform",
     platforms: [.macOS(.v15)],
@@ -68,7 +74,9 @@ let package = Package(
         .target(name: "LongformRouteCatalog", dependencies: ["LongformLocalRouteCatalog", "LongformRendering", "LongformSpeakerSender"]),
         // Layer 4: the wire protocol between the speaker route and `longform speaker` (docs/speaker-protocol.md),
         // and the socket wrapper both ends use for what SwiftNIO does not offer.
-        .target(name: "LongformSpeakerProtocol", dependencies: ["LongformCore", .product(name: "Crypto", package: "swift-crypto")]),
+        // Optimised in debug builds too (`realTimeSettings`): the tests run debug-built speakers.
+        .target(name: "LongformSpeakerProtocol", dependencies: ["LongformCore", .product(name: "Crypto", package: "swift-crypto")],
+                swiftSettings: realTimeSettings),
         // Layer 5: what enqueues items into a renderer.
         .target(name: "LongformPlayer", dependencies: ["LongformCore", "LongformSources", "LongformRendering", .product(name: "Logging", package: "swift-log")]),
         // Layer 5: what survives a restart: the playlist and where it was, in SQLite (GRDB).
@@ -92,7 +100,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
-        ]),
+        ], swiftSettings: realTimeSettings),
         // Layer 8: what every command line shares: listen addresses, logging switches, stop signals, failures.
         .target(name: "LongformCommandSupport", dependencies: [
             "LongformCore", "LongformSpeakerProtocol", .product(name: "Logging", package: "swift-log"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
