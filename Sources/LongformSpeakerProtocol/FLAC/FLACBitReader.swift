@@ -83,6 +83,54 @@ struct FLACBitReader {
         return Self.unfolded(UInt64(zeros) << UInt64(parameter) | low)
     }
 
+    /// `count` Rice-coded residuals with `parameter` (0 to 30) low bits into `destination`: one
+    /// partition. The bits ahead are kept in a register, refilled from the frame while eight
+    /// bytes are left to load, so that a residual costs a count of leading zeros and two shifts
+    /// rather than a load and its checks (a partition is most of a frame: `readRice` alone was
+    /// half of its decoding); one that does not fit, or one near the frame's end, goes through
+    /// `readRice`.
+    mutating func readRice(_ parameter: Int, into destination: UnsafeMutablePointer<Int64>, count: Int) throws(FLACFrameError) {
+        guard count > 0 else { return }
+        guard let base = bytes.baseAddress, parameter > 0 else {
+            for index in 0..<count { destination[index] = try readRice(parameter) }
+            return
+        }
+        let byteCount = bytes.count, lowShift = UInt64(64 - parameter), longest = (1 << 32) >> parameter
+        // `cache` holds the frame's bits from `position` on, left-aligned; `cached` of them are valid.
+        var position = self.position, index = 0
+        var cache: UInt64 = 0, cached = 0
+        while index < count {
+            let zeros = cache.leadingZeroBitCount, length = zeros &+ 1 &+ parameter
+            if length < cached && zeros < longest {
+                // Within the valid bits (`zeros` then counts no bit past them), short of all 64, and
+                // a quotient that a 32-bit residual can have (else `readRice` names the culprit).
+                let low = (cache &<< UInt64(zeros &+ 1)) &>> lowShift
+                destination[index] = Self.unfolded(UInt64(zeros) &<< UInt64(parameter) | low)
+                cache = cache &<< UInt64(length)
+                cached &-= length
+                position &+= length
+                index &+= 1
+                continue
+            }
+            let byteIndex = position &>> 3
+            if cached < 57, byteIndex &+ 8 <= byteCount {
+                // Refill: at least 57 valid bits from here.
+                let shift = position & 7
+                cache = UInt64(bigEndian: base.loadUnaligned(fromByteOffset: byteIndex, as: UInt64.self)) &<< UInt64(shift)
+                cached = 64 &- shift
+                continue
+            }
+            // A residual longer than a refill holds, or the frame's last bytes: checked, a field at a time.
+            self.position = position
+            destination[index] = try readRice(parameter)
+            position = self.position
+            index &+= 1
+            cache = 0
+            cached = 0
+        }
+        self.position = position
+    }
+
     /// `readRice` a unary digit at a time, to the frame's end.
     private mutating func readRiceSlowly(_ parameter: Int) throws(FLACFrameError) -> Int64 {
         let quotient = try readUnary()
@@ -115,19 +163,46 @@ enum FLACChecksum {
         return crc
     }
 
-    private static let crc16Table: [UInt16] = (0..<256).map { index in
-        var crc = UInt16(index) << 8
-        for _ in 0..<8 { crc = crc & 0x8000 != 0 ? crc << 1 ^ 0x8005 : crc << 1 }
-        return crc
-    }
+    /// CRC-16's tables for eight bytes at a time: row k (of 256) is a byte's CRC followed by k
+    /// zero bytes, so that eight bytes' CRCs fold into one without a chain through each byte
+    /// (a byte at a time, the checksum was a quarter of a frame's decoding).
+    private static let crc16Tables: [UInt16] = {
+        var rows = [[UInt16]]()
+        rows.append((0..<256).map { index in
+            var crc = UInt16(index) << 8
+            for _ in 0..<8 { crc = crc & 0x8000 != 0 ? crc << 1 ^ 0x8005 : crc << 1 }
+            return crc
+        })
+        for _ in 1..<8 {
+            let previous = rows[rows.count - 1]
+            rows.append(previous.map { $0 << 8 ^ rows[0][Int($0 >> 8)] })
+        }
+        return rows.flatMap { $0 }
+    }()
 
     /// CRC-8 of `bytes`.
     static func crc8(_ bytes: UnsafeRawBufferPointer) -> UInt8 {
-        bytes.reduce(0) { crc8Table[Int($0 ^ $1)] }
+        crc8Table.withUnsafeBufferPointer { table in bytes.reduce(0) { table[Int($0 ^ $1)] } }
     }
 
-    /// CRC-16 of `bytes`.
+    /// CRC-16 of `bytes`: eight bytes a step (the CRC so far folded into the first two), then
+    /// the last few one at a time.
     static func crc16(_ bytes: UnsafeRawBufferPointer) -> UInt16 {
-        bytes.reduce(0) { $0 << 8 ^ crc16Table[Int(UInt8(truncatingIfNeeded: $0 >> 8) ^ $1)] }
+        crc16Tables.withUnsafeBufferPointer { tables in
+            let t = tables.baseAddress!
+            @inline(__always) func row(_ k: Int, _ byte: UInt8) -> UInt16 { t[k &* 256 &+ Int(byte)] }
+            var crc: UInt16 = 0, index = 0
+            while index &+ 8 <= bytes.count {
+                let b0 = bytes[index] ^ UInt8(truncatingIfNeeded: crc &>> 8), b1 = bytes[index &+ 1] ^ UInt8(truncatingIfNeeded: crc)
+                crc = row(7, b0) ^ row(6, b1) ^ row(5, bytes[index &+ 2]) ^ row(4, bytes[index &+ 3])
+                    ^ row(3, bytes[index &+ 4]) ^ row(2, bytes[index &+ 5]) ^ row(1, bytes[index &+ 6]) ^ row(0, bytes[index &+ 7])
+                index &+= 8
+            }
+            while index < bytes.count {
+                crc = crc &<< 8 ^ row(0, UInt8(truncatingIfNeeded: crc &>> 8) ^ bytes[index])
+                index &+= 1
+            }
+            return crc
+        }
     }
 }

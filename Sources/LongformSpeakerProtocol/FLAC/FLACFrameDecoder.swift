@@ -252,15 +252,19 @@ public struct FLACFrameDecoder: Sendable {
         guard perPartition << partitionOrder == values.count, perPartition >= order else {
             throw FLACFrameError("channel \(channel)'s \(partitions) partitions for \(values.count) samples after \(order)")
         }
-        var index = order
-        for partition in 0..<partitions {
-            let end = (partition + 1) * perPartition
-            let parameter = Int(try reader.read(parameterBits))
-            if parameter == escape {
-                let bits = Int(try reader.read(5))
-                while index < end { values[index] = try reader.readSigned(bits); index += 1 }
-            } else {
-                while index < end { values[index] = try reader.readRice(parameter); index += 1 }
+        try values.withUnsafeMutableBufferPointer { values throws(FLACFrameError) in
+            let base = values.baseAddress!
+            var index = order
+            for partition in 0..<partitions {
+                let end = (partition + 1) * perPartition
+                let parameter = Int(try reader.read(parameterBits))
+                if parameter == escape {
+                    let bits = Int(try reader.read(5))
+                    while index < end { base[index] = try reader.readSigned(bits); index += 1 }
+                } else {
+                    try reader.readRice(parameter, into: base + index, count: end - index)
+                    index = end
+                }
             }
         }
     }

@@ -63,10 +63,22 @@ enum FractionalDelayFilter {
         // silentBefore[i]: how many of the frames before frame i are digital silence.
         var silentBefore = [Int32](repeating: 0, count: frames + 1)
         source.withUnsafeBufferPointer { source in
-            for frame in 0..<frames {
-                var isSilent = true
-                for channel in 0..<channels where source[frame * channels + channel] != 0 { isSilent = false; break }
-                silentBefore[frame + 1] = silentBefore[frame] + (isSilent ? 1 : 0)
+            silentBefore.withUnsafeMutableBufferPointer { silentBefore in
+                let samples = source.baseAddress!, counts = silentBefore.baseAddress!
+                if channels == 2 {
+                    // Both samples compared, then one add: the loop over channels with its early exit
+                    // was a sixth of the filter's time.
+                    for frame in 0..<frames {
+                        let isSilent = (samples[2 * frame] == 0 ? 1 : 0) & (samples[2 * frame + 1] == 0 ? 1 : 0) as Int32
+                        counts[frame + 1] = counts[frame] + isSilent
+                    }
+                    return
+                }
+                for frame in 0..<frames {
+                    var isSilent = true
+                    for channel in 0..<channels where samples[frame * channels + channel] != 0 { isSilent = false; break }
+                    counts[frame + 1] = counts[frame] + (isSilent ? 1 : 0)
+                }
             }
         }
         let written = output.count
@@ -80,36 +92,38 @@ enum FractionalDelayFilter {
             stereoTable.withUnsafeBufferPointer { stereoBuffer in
                 table.withUnsafeBufferPointer { tableBuffer in
                     output.withUnsafeMutableBufferPointer { outputBuffer in
-                        let samples = sourceBuffer.baseAddress!, coefficientsBase = tableBuffer.baseAddress!, stereoBase = stereoBuffer.baseAddress!
-                        var out = outputBuffer.baseAddress! + written
-                        for index in 0..<count {
-                            let point = start + Double(index) * step
-                            // Not negative (the precondition): truncation is the floor, without libm's call.
-                            let whole = Int(point)
-                            let firstFrame = whole - reach + 1
-                            if silentBefore[firstFrame + taps] != silentBefore[firstFrame] {
-                                let fraction = Float(point - Double(whole))
-                                for channel in 0..<channels {
-                                    out[channel] = cubic(samples + (whole - 1) * channels + channel, stride: channels, at: fraction)
+                        silentBefore.withUnsafeBufferPointer { silentBefore in
+                            let samples = sourceBuffer.baseAddress!, coefficientsBase = tableBuffer.baseAddress!, stereoBase = stereoBuffer.baseAddress!
+                            var out = outputBuffer.baseAddress! + written
+                            for index in 0..<count {
+                                let point = start + Double(index) * step
+                                // Not negative (the precondition): truncation is the floor, without libm's call.
+                                let whole = Int(point)
+                                let firstFrame = whole - reach + 1
+                                if silentBefore[firstFrame + taps] != silentBefore[firstFrame] {
+                                    let fraction = Float(point - Double(whole))
+                                    for channel in 0..<channels {
+                                        out[channel] = cubic(samples + (whole - 1) * channels + channel, stride: channels, at: fraction)
+                                    }
+                                    out += channels
+                                    continue
+                                }
+                                let coefficients = coefficientsBase + Int((point - Double(whole)) * phases + 0.5) * taps
+                                if channels == 2 {
+                                    let stereo = stereoBase + (coefficients - coefficientsBase) * 2
+                                    let sums = lanes(samples + firstFrame * 2, stereo)
+                                    out[0] = sums.0
+                                    out[1] = sums.1
+                                    out += 2
+                                    continue
+                                }
+                                var channel = 0
+                                while channel < channels {
+                                    out[channel] = lane(samples + firstFrame * channels + channel, stride: channels, coefficients)
+                                    channel += 1
                                 }
                                 out += channels
-                                continue
                             }
-                            let coefficients = coefficientsBase + Int((point - Double(whole)) * phases + 0.5) * taps
-                            if channels == 2 {
-                                let stereo = stereoBase + (coefficients - coefficientsBase) * 2
-                                let sums = lanes(samples + firstFrame * 2, stereo)
-                                out[0] = sums.0
-                                out[1] = sums.1
-                                out += 2
-                                continue
-                            }
-                            var channel = 0
-                            while channel < channels {
-                                out[channel] = lane(samples + firstFrame * channels + channel, stride: channels, coefficients)
-                                channel += 1
-                            }
-                            out += channels
                         }
                     }
                 }
@@ -121,28 +135,28 @@ enum FractionalDelayFilter {
     static let stereoTable: [Float] = table.flatMap { [$0, $0] }
 
     /// Both channels of interleaved stereo from `samples`, `tapCount` frames, weighed by `coefficients`
-    /// (from `stereoTable`): sixteen sums side by side, each over every eighth frame, then added
-    /// pairwise, so that a vectorising compiler does four-wide or wider steps and the result is
-    /// `lane`'s for each channel, bit for bit.
+    /// (from `stereoTable`): sixteen sums side by side in four four-wide vectors, each sum over
+    /// every eighth frame, then added pairwise, so that the result is `lane`'s for each channel,
+    /// bit for bit. Written with `SIMD4` rather than sixteen scalars: the compiler vectorised those
+    /// two wide, a frame at a time, and the filter was the largest part of a playing speaker's
+    /// CPU (36 ns a frame; 4-wide: see docs/bench-log/2026-11-29-session34-filter-and-clock.md).
     @inline(__always)
     static func lanes(_ samples: UnsafePointer<Float>, _ coefficients: UnsafePointer<Float>) -> (Float, Float) {
-        var a0 = samples[0] * coefficients[0], a1 = samples[1] * coefficients[1], a2 = samples[2] * coefficients[2], a3 = samples[3] * coefficients[3]
-        var a4 = samples[4] * coefficients[4], a5 = samples[5] * coefficients[5], a6 = samples[6] * coefficients[6], a7 = samples[7] * coefficients[7]
-        var a8 = samples[8] * coefficients[8], a9 = samples[9] * coefficients[9], a10 = samples[10] * coefficients[10], a11 = samples[11] * coefficients[11]
-        var a12 = samples[12] * coefficients[12], a13 = samples[13] * coefficients[13], a14 = samples[14] * coefficients[14], a15 = samples[15] * coefficients[15]
+        let s = UnsafeRawPointer(samples), c = UnsafeRawPointer(coefficients)
+        @inline(__always) func product(_ offset: Int) -> SIMD4<Float> {
+            s.loadUnaligned(fromByteOffset: offset * 4, as: SIMD4<Float>.self) * c.loadUnaligned(fromByteOffset: offset * 4, as: SIMD4<Float>.self)
+        }
+        // Lane k of vector v sums the products at 4v + k + 16m, m = 0…3: the scalar a(4v + k).
+        var v0 = product(0), v1 = product(4), v2 = product(8), v3 = product(12)
         var index = 16
         while index < 2 * tapCount {
-            let s = samples + index, c = coefficients + index
-            a0 += s[0] * c[0]; a1 += s[1] * c[1]; a2 += s[2] * c[2]; a3 += s[3] * c[3]
-            a4 += s[4] * c[4]; a5 += s[5] * c[5]; a6 += s[6] * c[6]; a7 += s[7] * c[7]
-            a8 += s[8] * c[8]; a9 += s[9] * c[9]; a10 += s[10] * c[10]; a11 += s[11] * c[11]
-            a12 += s[12] * c[12]; a13 += s[13] * c[13]; a14 += s[14] * c[14]; a15 += s[15] * c[15]
+            v0 += product(index); v1 += product(index + 4); v2 += product(index + 8); v3 += product(index + 12)
             index += 16
         }
-        // Lanes 0, 2, …, 14 are the left channel's frames 0 to 7 (mod 8), the odd ones the right's.
-        let left = ((a0 + a8) + (a4 + a12)) + ((a2 + a10) + (a6 + a14))
-        let right = ((a1 + a9) + (a5 + a13)) + ((a3 + a11) + (a7 + a15))
-        return (left, right)
+        // Lanes 0 and 2 hold the left channel's frames (a0 + a8) + (a4 + a12) and (a2 + a10) +
+        // (a6 + a14), lanes 1 and 3 the right's.
+        let sums = (v0 + v2) + (v1 + v3)
+        return (sums[0] + sums[2], sums[1] + sums[3])
     }
 
     /// One channel from `first` (`stride` apart), `tapCount` frames, weighed by `coefficients`:
