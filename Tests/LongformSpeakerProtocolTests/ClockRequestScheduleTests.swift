@@ -2,7 +2,7 @@
 import LongformTestSupport
 import Testing
 
-/// How often a speaker asks for the clock: fast at first, then as the network's jitter needs; and a speaker that asks ten times a second on a quiet network still knows the
+/// How often a speaker asks for the clock: fast at first, then as the network's jitter needs; and a speaker that asks four times a second on a quiet network still knows the
 /// sender's clock to microseconds.
 @Suite struct ClockRequestScheduleTests {
     static let start: UInt64 = 5_000_000_000
@@ -30,7 +30,7 @@ import Testing
         #expect(quiet.interval(at: Self.start - 1_000, isRateKnown: true) == ClockRequestSchedule.startupInterval)
     }
 
-    @Test func asksTenTimesASecondOnAQuietNetworkAndFiftyBehindJitter() {
+    @Test func asksFourTimesASecondOnAQuietNetworkAndFiftyBehindJitter() {
         var generator = SeededRandomGenerator(seed: 3)
         // Loopback-like: 60 to 250 µs, with one reply in eight held 30 ms (a busy host).
         let quiet = (0..<200).map { index in index % 8 == 0 ? 30_000_000 : UInt64.random(in: 60_000...250_000, using: &generator) }
@@ -50,16 +50,16 @@ import Testing
             repliesUntilJittery += 1
         }
         #expect(repliesUntilJittery == ClockRequestSchedule.roundTripsConsidered / 2)
-        // And back to ten a second once more than half the round trips are quiet again.
+        // And back to four a second once more than half the round trips are quiet again.
         for _ in 0..<ClockRequestSchedule.roundTripsConsidered / 2 { schedule.noteRoundTrip(100_000) }
         #expect(!schedule.isNetworkQuiet)
         schedule.noteRoundTrip(100_000)
         #expect(schedule.interval(at: Self.afterStartup, isRateKnown: true) == ClockRequestSchedule.quietInterval)
     }
 
-    @Test func tenASecondOnAQuietNetworkKeepsTheOffsetWithinMicroseconds() {
+    @Test func fourASecondOnAQuietNetworkKeepsTheOffsetWithinMicroseconds() {
         // Up to 200 µs on each leg, the sender's clock 35 ppm fast, three minutes: from 10 s on
-        // the speaker asks ten times a second, and its estimate stays within 10 µs of the truth
+        // the speaker asks four times a second, and its estimate stays within 10 µs of the truth
         // and within the bound it gives.
         for seed: UInt64 in 1...3 {
             let checks = NetworkClockEstimatorTests.run(seconds: 180, jitter: 200_000, skew: 0.000_035, seed: seed, isScheduled: true).checks

@@ -1,4 +1,4 @@
-/// How often a speaker asks for the sender's clock: two hundred times a second at first, ten times
+/// How often a speaker asks for the sender's clock: two hundred times a second at first, four times
 /// a second once the network is seen to be quiet and the clocks' rate is known (after 10 s at
 /// the earliest), and behind jitter two hundred for the first minute, fifty after.
 ///
@@ -21,14 +21,17 @@ public struct ClockRequestSchedule: Sendable, Equatable {
     /// many samples as ten a second brought a speaker's error behind ±5 ms of jitter from a median
     /// of 15–40 µs to 6–9 µs.
     public static let jitteryInterval: UInt64 = 20_000_000
-    /// Between requests after the first minute on a quiet network (ns): ten a second.
-    public static let quietInterval: UInt64 = 100_000_000
+    /// Between requests once the network is quiet (ns): four a second. Each exchange wakes the
+    /// speaker twice; at ten a second they were a sixth of a playing speaker's CPU, and the
+    /// floors of a minute's 240 samples lie as close as those of 600 on such a network.
+    public static let quietInterval: UInt64 = 250_000_000
     /// A network is quiet while the median of the recent round trips is within this of their
     /// least (ns): most samples then lie within half of it of each leg's floor, and the least of a
     /// minute's six hundred within microseconds.
     public static let quietSpread: UInt64 = 1_000_000
-    /// How many recent round trips the spread is taken over (6.4 s at ten a second): enough that
-    /// one late reply does not move the median, few enough that jitter is seen within a second.
+    /// How many recent round trips the spread is taken over (16 s at four a second, a third of a
+    /// second at two hundred): enough that one late reply does not move the median; jitter that
+    /// comes is seen after half of them (8 s), while the floors of the samples before it still hold.
     public static let roundTripsConsidered = 64
 
     /// The speaker's clock when the sender was given (ns).

@@ -5,7 +5,7 @@ import LongformRoutes
 import LongformSpeakerProtocol
 import Synchronization
 
-/// Asks the sender's timing port for its clock two hundred times a second at first, then ten on a
+/// Asks the sender's timing port for its clock two hundred times a second at first, then four on a
 /// quiet network (after 10 s at the earliest) and, behind jitter, fifty after the first minute
 /// (`ClockRequestSchedule`): the estimate takes each leg's floor over the samples of the last
 /// 10 s until it knows the clocks' rate (half a minute), of the samples kept after (a minute's, at
@@ -14,7 +14,8 @@ import Synchronization
 ///
 /// On its own thread with a plain UDP socket, not on the event loop that reads the audio: a reply
 /// must not wait behind minutes of audio arriving. The system stamps each reply's arrival, so a
-/// busy host (the thread woken late) does not read as a slow network.
+/// busy host (the thread woken late) does not read as a slow network. Between requests the thread
+/// sleeps in `poll` on the socket alone: a new target or a stop shuts the socket down to wake it.
 final class ClockRequester: Sendable {
     /// Where to ask, as set by the connection; the thread opens a socket for each new one.
     private struct Target {
@@ -27,8 +28,9 @@ final class ClockRequester: Sendable {
     private let key: ClockKey?
     private let logger = Logger(label: "longform.speaker.clock")
     private let thread = RouteThread()
-    /// The target, and a count that changes with each `setTarget` (the same sender again gets a fresh start).
-    private let target = Mutex<(target: Target?, generation: Int)>((nil, 0))
+    /// The target, a count that changes with each `setTarget` (the same sender again gets a fresh
+    /// start), and the socket the thread opened for that count, which a change shuts down.
+    private let target = Mutex<(target: Target?, generation: Int, socket: PosixSocket?)>((nil, 0, nil))
     /// Signalled on a new target and on stop: the thread sleeps on it while it has no target.
     private let wake = DispatchSemaphore(value: 0)
 
@@ -40,13 +42,22 @@ final class ClockRequester: Sendable {
 
     /// Asks `host`:`port` (a numeric address) from now on.
     func setTarget(host: String, port: Int) {
-        target.withLock { $0 = (Target(host: host, port: port), $0.generation + 1) }
+        change(to: Target(host: host, port: port))
         wake.signal()
     }
 
     /// Stops asking until the next `setTarget`.
     func clearTarget() {
-        target.withLock { $0 = (nil, $0.generation + 1) }
+        change(to: nil)
+    }
+
+    /// A new generation for `newTarget`; the thread, in `poll` on the old one's socket, wakes.
+    private func change(to newTarget: Target?) {
+        let socket = target.withLock { state in
+            defer { state = (newTarget, state.generation + 1, nil) }
+            return state.socket
+        }
+        socket?.shutdown()
     }
 
     /// Starts the thread.
@@ -57,6 +68,7 @@ final class ClockRequester: Sendable {
     /// Stops the thread and waits for it.
     func stop() {
         thread.stop(waiting: false)
+        target.withLock { $0.socket }?.shutdown()
         wake.signal()
         thread.stop(waiting: true)
     }
@@ -80,7 +92,7 @@ final class ClockRequester: Sendable {
         /// clock still not good is next warned of: a speaker that waits long for its clock is silent.
         var replies = 0, isGoodReported = false, nextPoorWarning: UInt64 = 0
         while !thread.shouldStop {
-            let (wanted, wantedGeneration) = target.withLock { $0 }
+            let (wanted, wantedGeneration, _) = target.withLock { $0 }
             if wantedGeneration != generation {
                 generation = wantedGeneration
                 outstanding.removeAll()
@@ -94,6 +106,14 @@ final class ClockRequester: Sendable {
                         let opened = try PosixSocket.connectedDatagramSocket(host: wanted.host, port: wanted.port)
                         opened.stampArrivals()
                         opened.setTimeouts(seconds: 0.1)
+                        // Published only while its generation is current, so that a change
+                        // made meanwhile finds it (and shuts it down) or is seen at the top.
+                        let isCurrent = target.withLock { state in
+                            guard state.generation == wantedGeneration else { return false }
+                            state.socket = opened
+                            return true
+                        }
+                        guard isCurrent else { continue }
                         socket = opened
                     } catch {
                         logger.warning("speaker: cannot ask \(wanted.host):\(wanted.port) for the clock: \(error)")
@@ -122,12 +142,12 @@ final class ClockRequester: Sendable {
                 nextRequest += interval
                 if nextRequest <= t1 { nextRequest = t1 + interval }
             }
-            // Waits for replies until the next request, but looks at the target and the stop
-            // flag at least every 100 ms. Rounded up to the millisecond: rounded down, the last
-            // fraction of a millisecond before each request was a busy loop of polls, fifty
+            // Waits for replies until the next request (a change of target or a stop shuts the
+            // socket down, which ends the wait). Rounded up to the millisecond: rounded down, the
+            // last fraction of a millisecond before each request was a busy loop of polls, fifty
             // times a second most of what a playing speaker cost.
             let now = HostClock.now()
-            let wait = min(nextRequest > now ? nextRequest - now : 0, 100_000_000)
+            let wait = nextRequest > now ? nextRequest - now : 0
             guard socket.waitUntilReadable(milliseconds: Int32((wait + 999_999) / 1_000_000)) else { continue }
             // A refused send (nothing on the sender's port yet) surfaces here as an error: nil.
             // Not an answer to a request of ours: dropped without a word (checked before the tag,
