@@ -132,6 +132,25 @@ import Testing
         #expect(wakes.withLock { $0 } == [1, 2])
         feed.setVolume(0.5, ofSpeaker: nil)
         #expect(wakes.withLock { $0 } == [2, 3], "a control message for all: every link")
+        // Audio far ahead is gathered: the links hear of it when the route tells them, all at once.
+        for block in 0..<11 {
+            [Float](repeating: 0.5, count: 4_096).withUnsafeBufferPointer { feed.append($0, at: 100_000 + Int64(block) * 4_096, wakingLinks: false) }
+        }
+        #expect(wakes.withLock { $0 } == [2, 3], "gathered audio wakes no link")
+        feed.wakeLinks()
+        #expect(wakes.withLock { $0 } == [3, 4], "told: every link, once")
+    }
+
+    @Test func onlyAudioFarAheadOnARouteThatRefillsASecondAtATimeIsGathered() {
+        let rate: Int64 = 44_100, limit = 180 * rate
+        // The first half of the fill goes block by block (the speakers start on it), the rest a
+        // second at a time; so does a top-up, at the limit.
+        #expect(!SpeakerRoute.gathersFrames(at: 1_000, heard: 0, aheadLimit: limit, sampleRate: rate))
+        #expect(!SpeakerRoute.gathersFrames(at: limit / 2, heard: 0, aheadLimit: limit, sampleRate: rate))
+        #expect(SpeakerRoute.gathersFrames(at: limit / 2 + 1, heard: 0, aheadLimit: limit, sampleRate: rate))
+        #expect(SpeakerRoute.gathersFrames(at: 60 * rate + limit - rate, heard: 60 * rate, aheadLimit: limit, sampleRate: rate))
+        // A look-ahead under 10 s is refilled block by block, and so told.
+        #expect(!SpeakerRoute.gathersFrames(at: 8 * rate, heard: 0, aheadLimit: 9 * rate, sampleRate: rate))
     }
 
     @Test func afterAPauseLongerThanTheHistoryKeepsASecondOfResumedAudioGoesAtOnce() throws {

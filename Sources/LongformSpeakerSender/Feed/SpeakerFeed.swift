@@ -129,14 +129,21 @@ final class SpeakerFeed: @unchecked Sendable {
 
     // MARK: - The route's side
 
-    /// Adds rendered audio at `frame`.
-    func append(_ frames: UnsafeBufferPointer<Float>, at frame: Int64) {
-        locked {
+    /// Adds rendered audio at `frame`; with `wakingLinks` false the links are not told of it
+    /// until `wakeLinks()` or another change (audio far ahead of the speakers, gathered so that
+    /// they are sent it at once, not a block at a time).
+    func append(_ frames: UnsafeBufferPointer<Float>, at frame: Int64, wakingLinks: Bool = true) {
+        locked(waking: wakingLinks ? .all : .none) {
             let (start, end) = (history.startFrame, history.endFrame)
             history.append(frames, at: frame)
             // Anything but a continuation (or one after a gap) replaced what was held.
             if history.startFrame != start || frame < end { encoder.forgetAllBlocks() }
         }
+    }
+
+    /// Tells every link of the audio appended without waking them.
+    func wakeLinks() {
+        locked {}
     }
 
     /// Forgets audio heard before `frame`.

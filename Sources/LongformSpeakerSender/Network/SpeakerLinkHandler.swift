@@ -142,9 +142,19 @@ final class SpeakerLinkHandler: ChannelInboundHandler {
         while pieces < Self.piecesPerTurn, context.channel.isWritable, let messages = link.feed.takeWork(for: link.index) {
             for message in messages { write(sealer?.seal(message) ?? message.encoded(), context: context) }
             pieces += 1
-            context.flush() // each piece at once: an anchor does not wait while the audio after it is taken
+            // Control messages at once: an anchor does not wait while the audio after it is
+            // encoded. Audio goes with the turn's other pieces, so that the speaker wakes once for
+            // them, not once for each.
+            if !Self.isAudio(messages) { context.flush() }
         }
+        if pieces > 0 { context.flush() }
         if pieces == Self.piecesPerTurn { schedulePump(context: context) } // more may wait
+    }
+
+    /// Whether a piece of work is one audio message.
+    private static func isAudio(_ messages: [SpeakerMessage]) -> Bool {
+        guard messages.count == 1, case .audio = messages[0] else { return false }
+        return true
     }
 
     /// Queues a turn of `pump` on the event loop, once.

@@ -230,7 +230,14 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
 
         /// Whether the route reached its limit ahead and waits for `refillFrames` of room.
         var isTopped = false
+        /// Frames appended far ahead that the links have not been told of yet (see `gathersFrames`).
+        var gatheredFrames: Int64 = 0
+        func tellLinks() {
+            if gatheredFrames > 0 { feed.wakeLinks() }
+            gatheredFrames = 0
+        }
         func idle() {
+            tellLinks()
             // A rewind that wakes the wait is kept for the top of the loop (the signal keeps the earliest).
             if let target = rewinds.wait(untilNanoseconds: HostClock.now() + 10_000_000) { rewinds.post(frame: target) }
         }
@@ -266,6 +273,7 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
             if isTopped && position < heard + aheadLimit - Self.refillFrames(aheadLimit: aheadLimit, sampleRate: sampleRate) { isTopped = false }
             guard !isTopped && position < heard + aheadLimit else {
                 isTopped = true
+                tellLinks()
                 if !isFillReported && feed.isEveryConnectedSpeakerSent(upTo: position) { reportFill(aheadOf: heard) }
                 idle()
                 continue
@@ -283,6 +291,7 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
                 // just short of the route's limit: within 2 s of it (half of it, for a short one),
                 // and all sent, the fill is done.
                 let limit = aheadLimitFrames(feed)
+                tellLinks()
                 if !isFillReported && position + min(2 * Int64(sampleRate), limit / 2) >= heard + limit
                     && feed.isEveryConnectedSpeakerSent(upTo: position) { reportFill(aheadOf: heard) }
                 idle()
@@ -295,8 +304,11 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
             buffer.withUnsafeMutableBufferPointer { pointer in
                 let slice = UnsafeMutableBufferPointer(rebasing: pointer[0..<(count * channels)])
                 _ = source.render(into: slice, frameCount: count, atRouteFrame: position)
-                feed.append(UnsafeBufferPointer(slice), at: position)
+                let gathers = Self.gathersFrames(at: position, heard: heard, aheadLimit: aheadLimit, sampleRate: sampleRate)
+                feed.append(UnsafeBufferPointer(slice), at: position, wakingLinks: !gathers)
+                if gathers { gatheredFrames += Int64(count) }
             }
+            if gatheredFrames >= sampleRate { tellLinks() }
             position += Int64(count)
             clock.noteFramesRendered(position)
         }
@@ -344,10 +356,19 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
 
     /// Once the route is as far ahead as it goes, it renders again only when this much room has
     /// opened (frames): a second, for a look-ahead of 10 s or more, so that a speaker far ahead
-    /// is sent a second of audio at a time and wakes once a second for it, not for every block
-    /// (eleven times a second); none for a shorter one, whose speakers hold little to spare.
+    /// is sent a second of audio at a time (told to the links at once: `gathersFrames`) and wakes
+    /// a few times a second for it, not for every block; none for a shorter one, whose speakers
+    /// hold little to spare.
     static func refillFrames(aheadLimit: Int64, sampleRate: Int64) -> Int64 {
         aheadLimit >= 10 * sampleRate ? sampleRate : 0
+    }
+
+    /// Whether audio rendered at `position` is far enough ahead of the frame heard that the links
+    /// are told of it a second at a time (or when the route idles) rather than a block at a
+    /// time: more than half the limit ahead, on a route that refills a second at a time. Each
+    /// block told alone went out alone, and a speaker far ahead woke for each (eleven a second).
+    static func gathersFrames(at position: Int64, heard: Int64, aheadLimit: Int64, sampleRate: Int64) -> Bool {
+        refillFrames(aheadLimit: aheadLimit, sampleRate: sampleRate) > 0 && position - heard > aheadLimit / 2
     }
 
     /// How far ahead of the frame heard audio is sent: the look-ahead, within what the smallest
