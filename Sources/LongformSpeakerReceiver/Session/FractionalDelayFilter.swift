@@ -60,27 +60,7 @@ enum FractionalDelayFilter {
         let frames = source.count / channels
         precondition(Int(start.rounded(.down)) >= reach - 1 && Int((start + Double(count - 1) * step).rounded(.down)) + reach < frames,
                      "a fractional read reaches past its source")
-        // silentBefore[i]: how many of the frames before frame i are digital silence.
-        var silentBefore = [Int32](repeating: 0, count: frames + 1)
-        source.withUnsafeBufferPointer { source in
-            silentBefore.withUnsafeMutableBufferPointer { silentBefore in
-                let samples = source.baseAddress!, counts = silentBefore.baseAddress!
-                if channels == 2 {
-                    // Both samples compared, then one add: the loop over channels with its early exit
-                    // was a sixth of the filter's time.
-                    for frame in 0..<frames {
-                        let isSilent = (samples[2 * frame] == 0 ? 1 : 0) & (samples[2 * frame + 1] == 0 ? 1 : 0) as Int32
-                        counts[frame + 1] = counts[frame] + isSilent
-                    }
-                    return
-                }
-                for frame in 0..<frames {
-                    var isSilent = true
-                    for channel in 0..<channels where samples[frame * channels + channel] != 0 { isSilent = false; break }
-                    counts[frame + 1] = counts[frame] + (isSilent ? 1 : 0)
-                }
-            }
-        }
+        let silentBefore = silentFramesBefore(source, channels: channels)
         let written = output.count
         output.append(contentsOf: repeatElement(0, count: count * channels))
         // Locals, raw pointers, `while` loops and eight taps a step: a debug build calls a function
@@ -129,6 +109,33 @@ enum FractionalDelayFilter {
                 }
             }
         }
+    }
+
+    /// Element i: how many of `source`'s frames before frame i are digital silence (every channel
+    /// exactly 0), for frames 0 to the last plus one.
+    static func silentFramesBefore(_ source: [Float], channels: Int) -> [Int32] {
+        let frames = source.count / channels
+        var silentBefore = [Int32](repeating: 0, count: frames + 1)
+        source.withUnsafeBufferPointer { source in
+            silentBefore.withUnsafeMutableBufferPointer { silentBefore in
+                let samples = source.baseAddress!, counts = silentBefore.baseAddress!
+                if channels == 2 {
+                    // Both samples compared, then one add: the loop over channels with its early exit
+                    // was a sixth of the filter's time.
+                    for frame in 0..<frames {
+                        let isSilent = (samples[2 * frame] == 0 ? 1 : 0) & (samples[2 * frame + 1] == 0 ? 1 : 0) as Int32
+                        counts[frame + 1] = counts[frame] + isSilent
+                    }
+                    return
+                }
+                for frame in 0..<frames {
+                    var isSilent = true
+                    for channel in 0..<channels where samples[frame * channels + channel] != 0 { isSilent = false; break }
+                    counts[frame + 1] = counts[frame] + (isSilent ? 1 : 0)
+                }
+            }
+        }
+        return silentBefore
     }
 
     /// `table` with each coefficient twice, for interleaved stereo.
