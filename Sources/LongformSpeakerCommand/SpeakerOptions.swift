@@ -55,6 +55,9 @@ public struct SpeakerOptions: ParsableArguments {
     @Option(name: .long, help: "Milliseconds to delay the output by, for a device whose latency cannot be measured.")
     public var latencyOffset = 0.0
 
+    @Flag(name: .long, help: "Play the stream's frames unchanged, bit for bit: keep in step by skipping or repeating a frame once a frame off the timeline (±23 µs at 44.1 kHz), not by resampling.")
+    public var bitExact = false
+
     @Option(name: .long, help: "Sample rate the route plays at, in Hz.")
     public var sampleRate = 44_100
 
@@ -90,7 +93,7 @@ public struct SpeakerOptions: ParsableArguments {
         let address = try ListenAddress(parsing: listen, option: "--listen")
         let specifier = try route.map { try LocalRouteSpecifier(parsing: $0) } ?? RouteCatalog.defaultRoute(fallback: .null)
         let configuration = SpeakerSession.Configuration(name: name, bufferSeconds: buffer, channels: SpeakerSession.ChannelSelection(rawValue: channel)!,
-                                                          extraDelay: UInt64(latencyOffset * 1_000_000))
+                                                          extraDelay: UInt64(latencyOffset * 1_000_000), isBitExact: bitExact)
         let secret: PairingSecret?
         do {
             if let secretFile {

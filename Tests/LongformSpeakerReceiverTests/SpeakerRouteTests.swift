@@ -26,6 +26,29 @@ import Testing
         }
     }
 
+    @Test func aBitExactSpeakerWritesTheSourceSampleForSampleWithFLACOnTheWire() throws {
+        // Two sweeps, one a channel, so that a channel swapped, a frame lost or repeated, a
+        // sample resampled or rounded shows.
+        let source = try TestAudio.reference("bit-exact-source", seconds: 8)
+        let speaker = try SpeakerProcess(name: "study", extraArguments: ["--bit-exact"])
+        defer { speaker.stop() }
+        let play = try SpeakerProcess.play(source, to: [speaker])
+        #expect(play.status == 0, "\(play.output)\(play.errorOutput)")
+        Thread.sleep(forTimeInterval: 0.5)
+        speaker.stop()
+        #expect(speaker.output.contains("44100 Hz, 2 channels, flac"), "\(speaker.output)")
+        let expected = try WAVFileReader(path: source).integerSamples
+        let played = try WAVFileReader(path: speaker.outputPath).integerSamples
+        // Aligned on the first sound, a whole frame: the speaker starts on one and never reads between.
+        let firstSound = { (samples: [Int32]) in samples.firstIndex { $0 != 0 }.map { $0 - $0 % 2 } }
+        let sourceStart = try #require(firstSound(expected)), playedStart = try #require(firstSound(played), "\(speaker.outputPath): nothing played")
+        let offset = playedStart - sourceStart
+        try #require(offset >= 0 && offset + expected.count <= played.count, "\(speaker.outputPath): \(played.count / 2) frames, the source's \(expected.count / 2) from frame \(offset / 2)")
+        #expect(played[..<offset].allSatisfy { $0 == 0 }, "silence before the source")
+        #expect(mismatch(played[offset..<(offset + expected.count)], expected) == nil, "the source, sample for sample: \(mismatch(played[offset..<(offset + expected.count)], expected) ?? "")")
+        #expect(played[(offset + expected.count)...].allSatisfy { $0 == 0 }, "silence after the source")
+    }
+
     @Test func aSpeakerIsKeptFilledAheadAndPlaysOnWithoutAGapPastEachLookAhead() throws {
         // A 2 s look-ahead and 10 s of audio: once filled, the sender was asked for more only when
         // the speaker had run down to 0.2 s, and sent 4,096 frames of silence each time (gaps of

@@ -259,6 +259,52 @@ import Testing
         #expect(abs(session.rateCorrection * 1e6 + ppm) < 30, "correction \(session.rateCorrection * 1e6) ppm for \(ppm) ppm of drift")
     }
 
+    // Serialized: as the resampling test.
+    @Test(.serialized, arguments: [0.0, -300.0, 250.0])
+    func aBitExactOutputPlaysEveryFrameUnchangedAndSlipsWholeFramesForDrift(ppm: Double) {
+        var session = Self.ready(.init(name: "bit-exact", isBitExact: true))
+        let start: UInt64 = 10_000_000_000
+        // The anchor's moment a third of a frame after an output frame: a resampler would read
+        // between frames from the first block on.
+        let third = UInt64(1e9 / Double(Self.rate) / 3)
+        _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start + third)))
+        let block = 441
+        let blockNanoseconds = Double(block) * 1e9 / Double(Self.rate) / (1 + ppm / 1e6)
+        var fed = Int64(Self.rate * 10)
+        var heard: [(left: Float, right: Float)] = []
+        var worstError = 0.0
+        for index in 0..<(20 * 100) { // 20 s
+            while fed < Int64((index + 200) * block) {
+                _ = session.receive(TestSender.ramp(fed, Self.rate))
+                fed += Int64(Self.rate)
+            }
+            let heardAt = Self.local(start) + UInt64(Double(index) * blockNanoseconds)
+            let output = session.render(frameCount: block, outputChannels: 2, heardAt: heardAt)
+            heard += stride(from: 0, to: output.count, by: 2).map { (output[$0], output[$0 + 1]) }
+            let network = Double(Int64(heardAt) + Self.offset) + blockNanoseconds
+            let target = (network - Double(start + third)) * Double(Self.rate) / 1e9
+            if index > 0 { worstError = max(worstError, abs(Double(session.position ?? 0) - target)) }
+        }
+        // Every sample is one the sender sent, bit for bit, and the frames follow one another but
+        // for a frame skipped (a step of 2) or repeated (0) now and then.
+        let frames = heard.drop { $0.left == 0 }.map { sample -> Int64? in
+            let value = Int16(sample.left * 32_768)
+            return Float(value) / 32_768 == sample.left && sample.right == -sample.left ? Int64(value) : nil
+        }
+        #expect(!frames.contains(nil), "a sample that is no frame of the stream: resampled")
+        let steps = zip(frames.dropFirst(), frames).map { ($0! - $1! + 16_384) % 16_384 }
+        let slips = steps.filter { $0 != 1 }.count
+        #expect(steps.allSatisfy { $0 <= 2 }, "only single frames skipped or repeated")
+        #expect(slips == session.slippedFrames, "\(slips) slips heard, \(session.slippedFrames) counted")
+        // One a frame of drift: 20 s at 300 ppm is 265 frames.
+        let expected = abs(ppm) * 1e-6 * 20 * Double(Self.rate)
+        #expect(abs(Double(slips) - expected) <= 2, "\(slips) slips for \(expected) frames of drift")
+        #expect(ppm == 0 || (steps.contains(0) == (ppm > 0)), "a fast output repeats frames, a slow one skips them")
+        // Checked at each block's end: a frame, and the drift over the block since its start.
+        let allowance = 1 + Double(block) * abs(ppm) / 1e6 + 0.01
+        #expect(worstError < allowance, "within a frame of the timeline: worst \(worstError), allowed \(allowance)")
+    }
+
     @Test func malformedOrOutOfOrderMessagesCloseTheConnectionAndKeepTheAudio() {
         var fresh = SpeakerSession(configuration: .init(name: "x"))
         #expect(fresh.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: 0))) == [.close(reason: "anchor before hello")])

@@ -36,11 +36,15 @@ public struct SpeakerSession: Sendable {
         public var flushMargin: Double
         /// The buffer never takes more memory than this, whatever the format and the seconds.
         public var maximumBufferBytes: Int
+        /// Whether the output plays the stream's frames unchanged, bit for bit: it keeps to the
+        /// timeline by skipping or repeating a whole frame once it is a frame off (within ±1
+        /// frame, 23 µs at 44.1 kHz), not by resampling (within a twentieth of a frame).
+        public var isBitExact: Bool
 
         /// A configuration.
         public init(name: String, bufferSeconds: Double = 180, channels: ChannelSelection = .both, extraDelay: UInt64 = 0,
                     resyncThreshold: Double = 0.002, outputSampleRate: Int? = nil, flushMargin: Double = 0.05,
-                    maximumBufferBytes: Int = 256 << 20) {
+                    maximumBufferBytes: Int = 256 << 20, isBitExact: Bool = false) {
             self.name = name
             self.bufferSeconds = bufferSeconds
             self.channels = channels
@@ -49,6 +53,7 @@ public struct SpeakerSession: Sendable {
             self.outputSampleRate = outputSampleRate
             self.flushMargin = flushMargin
             self.maximumBufferBytes = maximumBufferBytes
+            self.isBitExact = isBitExact
         }
     }
 
@@ -161,6 +166,8 @@ public struct SpeakerSession: Sendable {
     public var isReadyToPlay: Bool { clock.isGood && isOutputRunning }
     /// The output's read rate over the stream's rate, minus 1: the drift correction now.
     public var rateCorrection: Double { drift.rateCorrection }
+    /// Frames a bit-exact output skipped or repeated to keep to the timeline (see `Configuration.isBitExact`).
+    public private(set) var slippedFrames = 0
     /// The drift correction between the output's clock and the network's.
     private var drift = DriftCorrector()
     private var scratch: [Float] = []
@@ -525,9 +532,16 @@ public struct SpeakerSession: Sendable {
         } else if let current = position, abs(current - target) <= configuration.resyncThreshold * sampleRate,
                   let followed = positionAnchor, followed == anchor || isSameTimeline(followed, anchor) {
             // In step: continue without a seam, correcting the drift between the output's clock
-            // and the network's by reading a little faster or slower.
-            start = current
-            drift.update(error: target - current, blockSeconds: Double(frameCount) / sampleRate, sampleRate: sampleRate)
+            // and the network's by reading a little faster or slower; or, bit-exact, by skipping or
+            // repeating whole frames once a frame off (the start was whole, so every read stays whole).
+            if configuration.isBitExact {
+                let error = target - current
+                start = abs(error) >= 1 ? current + error.rounded(.towardZero) : current
+                slippedFrames += Int(abs(start - current))
+            } else {
+                start = current
+                drift.update(error: target - current, blockSeconds: Double(frameCount) / sampleRate, sampleRate: sampleRate)
+            }
         } else {
             // A start, a new anchor, a gap: jump to where the anchor says.
             start = target.rounded()
