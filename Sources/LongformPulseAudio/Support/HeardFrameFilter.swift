@@ -146,10 +146,13 @@ struct HeardFrameFilter: Sendable {
     /// the old reports are forgotten (taken into the fit, a move of a few milliseconds would tilt
     /// it for as long as they stay in the window).
     /// Until that report there is no line (`point(near:)` is nil). The rate given is the one given
-    /// now until the new stream's fit is trusted: a new stream's first reports sit high, and its
-    /// young fit drifted a reopened room 4 frames from the others in 4 s.
+    /// now until the new stream's fit is trusted (a new stream's first reports sit high, and its
+    /// young fit drifted a reopened room 4 frames from the others in 4 s), or the old stream's fit
+    /// if it had one but did not give it yet: the device's rate so far, if tilted by that stream's
+    /// own first reports. (The nominal rate again, a room reopened 3 s in on a sink 60 ppm fast
+    /// drifted 8 frames from the others, which gave the sink's rate from 4 s on.)
     mutating func streamRestarted() {
-        untrustedRate = point(near: 0)?.rate ?? untrustedRate
+        untrustedRate = isRateFitted ? closedSlotRates.last : point(near: 0)?.rate ?? untrustedRate
         isRateTrusted = false
         restartedNanosecondsPerFrame = line?.nanosecondsPerFrame ?? restartedNanosecondsPerFrame
         line = nil
