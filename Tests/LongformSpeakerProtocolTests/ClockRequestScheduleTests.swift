@@ -16,18 +16,37 @@ import Testing
         return schedule
     }
 
-    @Test func asksTwoHundredTimesASecondUntilTheNetworkIsQuietAndTheRateKnown() {
+    @Test func asksTwoHundredTimesASecondUntilTheNetworkIsSeenQuietThenFortyUntilTheRateIsKnown() {
+        // Too few round trips to tell, or jittery ones: two hundred a second.
+        #expect(Self.schedule(told: Array(repeating: 80_000, count: 63)).interval(at: Self.start, isRateKnown: true) == ClockRequestSchedule.startupInterval)
+        #expect(Self.schedule(told: (0..<64).map { UInt64($0) * 200_000 }).interval(at: Self.start, isRateKnown: true) == ClockRequestSchedule.startupInterval)
         let quiet = Self.schedule(told: Array(repeating: 80_000, count: 100))
         #expect(quiet.isNetworkQuiet)
-        #expect(quiet.interval(at: Self.start, isRateKnown: true) == ClockRequestSchedule.startupInterval)
-        #expect(quiet.interval(at: Self.afterQuietStartup - 1, isRateKnown: true) == ClockRequestSchedule.startupInterval)
+        #expect(quiet.interval(at: Self.start, isRateKnown: true) == ClockRequestSchedule.quietStartupInterval)
+        #expect(quiet.interval(at: Self.afterQuietStartup - 1, isRateKnown: true) == ClockRequestSchedule.quietStartupInterval)
         #expect(quiet.interval(at: Self.afterQuietStartup, isRateKnown: true) == ClockRequestSchedule.quietInterval)
-        // The rate not known yet: two hundred a second for the first minute, fifty after.
-        #expect(quiet.interval(at: Self.afterQuietStartup, isRateKnown: false) == ClockRequestSchedule.startupInterval)
-        #expect(quiet.interval(at: Self.afterStartup - 1, isRateKnown: false) == ClockRequestSchedule.startupInterval)
+        // The rate not known yet: forty a second for the first minute, fifty after.
+        #expect(quiet.interval(at: Self.afterQuietStartup, isRateKnown: false) == ClockRequestSchedule.quietStartupInterval)
+        #expect(quiet.interval(at: Self.afterStartup - 1, isRateKnown: false) == ClockRequestSchedule.quietStartupInterval)
         #expect(quiet.interval(at: Self.afterStartup, isRateKnown: false) == ClockRequestSchedule.jitteryInterval)
         // A clock read before the sender was given (stepped back): still the start.
-        #expect(quiet.interval(at: Self.start - 1_000, isRateKnown: true) == ClockRequestSchedule.startupInterval)
+        #expect(quiet.interval(at: Self.start - 1_000, isRateKnown: true) == ClockRequestSchedule.quietStartupInterval)
+    }
+
+    @Test func fortyASecondOnAQuietNetworkFindTheClockAsWellAsTwoHundredInTheFirstSeconds() {
+        // Up to 200 µs on each leg, the sender's clock 35 ppm fast: the first 10 s at forty a
+        // second once 64 round trips showed the network quiet, against two hundred throughout.
+        for seed: UInt64 in 1...3 {
+            let scheduled = NetworkClockEstimatorTests.run(seconds: 10, jitter: 200_000, skew: 0.000_035, seed: seed, isScheduled: true).checks
+            let fast = NetworkClockEstimatorTests.run(seconds: 10, jitter: 200_000, skew: 0.000_035, seed: seed, startupSeconds: 10).checks
+            #expect(scheduled.filter { $0.second >= 1 }.allSatisfy { $0.interval == ClockRequestSchedule.quietStartupInterval }, "seed \(seed): \(Set(scheduled.map(\.interval)))")
+            // The first second alike (the first 64 round trips at two hundred a second either way).
+            let worst = scheduled.filter { $0.second >= 1 }.map { abs($0.error) }.max() ?? .max
+            let worstFast = fast.filter { $0.second >= 1 }.map { abs($0.error) }.max() ?? .max
+            // Measured: 5.1, 5.4 and 2.6 µs at forty, 4.1, 0.7 and 1.3 µs at two hundred.
+            #expect(worst <= 10_000, "seed \(seed): off by up to \(worst) ns at forty a second, \(worstFast) ns at two hundred")
+            #expect(scheduled.allSatisfy { abs($0.error) <= Int64($0.uncertainty) }, "seed \(seed): a bound that did not hold")
+        }
     }
 
     @Test func asksFourTimesASecondOnAQuietNetworkAndFiftyBehindJitter() {

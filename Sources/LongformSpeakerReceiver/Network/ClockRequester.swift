@@ -5,8 +5,8 @@ import LongformRoutes
 import LongformSpeakerProtocol
 import Synchronization
 
-/// Asks the sender's timing port for its clock two hundred times a second at first, then four on a
-/// quiet network (after 10 s at the earliest) and, behind jitter, fifty after the first minute
+/// Asks the sender's timing port for its clock two hundred times a second at first, then on a
+/// quiet network forty and, from 10 s, four; behind jitter, fifty after the first minute
 /// (`ClockRequestSchedule`): the estimate takes each leg's floor over the samples of the last
 /// 10 s until it knows the clocks' rate (half a minute), of the samples kept after (a minute's, at
 /// most 3,072), and the more samples, the closer to the floor under jitter. Takes only replies
