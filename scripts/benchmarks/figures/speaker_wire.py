@@ -4,9 +4,10 @@ holding all of them, once per codec (`speaker:…?codec=float|pcm|flac`). The fi
 the bytes that crossed the link (IP and TCP headers included, read from the link's counters), how
 long the fill took, the speaker's resident memory once it holds everything (its own, and the
 libraries' file pages), and its CPU over its first and its second minute (the first has the
-fill and the clock exchange's two hundred requests a second for 10 s or more; it plays to a WAV file, as the
-snapclient beside it plays to a file); the peer is a snapclient of snapserver's default codec,
-FLAC, on the same music, over its second minute (`peers/snapcast.py`)."""
+fill and the clock exchange's first 10 s, at two hundred requests a second until the network is
+seen quiet, forty after; it plays to a WAV file, as the snapclient beside it plays to a file); the
+peer is a snapclient of snapserver's default codec, FLAC, on the same music, over its first
+minute and over the minute after its first 5 s (`peers/snapcast.py`)."""
 import os, re, subprocess, time
 from ..common import (
     LONGFORM, cpu_seconds, memory_kib, start_speaker, sync_music, sync_pcm, FILL_LINE, wait_for_log, ImpairedSender, SENDER_LINK)
@@ -72,10 +73,12 @@ def speaker_wire(items, work, seconds=600, rate_mbit=50):
               f"its second", flush=True)
     snapclient = snapcast_fan_out(work, pcm, 1, 60)
     results["snapclient_cpu_seconds_per_minute"] = snapclient["clients_cpu_seconds_per_minute"]
+    results["snapclient_cpu_seconds_first_minute"] = snapclient["clients_cpu_seconds_first_minute"]
     results["fill_pcm/flac"] = round(results["pcm"]["fill_seconds"] / results["flac"]["fill_seconds"], 2)
     results["snapclient/flac_speaker_cpu"] = (round(snapclient["clients_cpu_seconds_per_minute"] / results["flac"]["speaker_cpu_seconds_per_minute"], 2)
                                               if results["flac"]["speaker_cpu_seconds_per_minute"] else None)
     print(f"speakers on the wire: FLAC {results['flac']['share_of_pcm16'] * 100:.1f} % of 16-bit PCM's bytes, its fill "
           f"{results['fill_pcm/flac']}× faster than 16-bit PCM's; speaker playing FLAC {results['flac']['speaker_cpu_seconds_per_minute']} CPU s a minute, "
-          f"snapclient (FLAC) {results['snapclient_cpu_seconds_per_minute']}, snapclient/longform {results['snapclient/flac_speaker_cpu']}", flush=True)
+          f"snapclient (FLAC) {results['snapclient_cpu_seconds_per_minute']}, snapclient/longform {results['snapclient/flac_speaker_cpu']}; "
+          f"first minutes: FLAC speaker {results['flac']['speaker_cpu_seconds_first_minute']}, snapclient {results['snapclient_cpu_seconds_first_minute']}", flush=True)
     return results

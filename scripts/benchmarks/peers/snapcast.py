@@ -138,7 +138,9 @@ def snapcast_cut(items, work):
 
 def snapcast_fan_out(work, pcm, count, seconds):
     """snapserver feeding `count` snapclients, each writing what it plays to a file: snapserver's
-    CPU over `seconds`, and whether every client played without a gap."""
+    CPU over `seconds` (after the 5 s the clients are given to settle), the clients' over the same
+    and over their first minute (when `seconds` reaches past it), and whether every client played
+    without a gap."""
     processes, outputs = [], []
     group = CPUGroup(f"snap-fan-out-{count}")
     try:
@@ -148,10 +150,15 @@ def snapcast_fan_out(work, pcm, count, seconds):
             output = os.path.join(work, f"snap-fan-{count}-{index}.raw")
             processes.append(start_snapclient(port, f"fan-{count}-{index}", None, os.environ, output=output))
             outputs.append(output)
+        started = time.monotonic()
         time.sleep(5)
         clients_before = sum(cpu_seconds(process.pid) for process in processes[1:])
         server_before = group.seconds(server.pid)
-        time.sleep(seconds)
+        clients_first_minute = None
+        if seconds + 5 >= 60:
+            time.sleep(max(0, started + 60 - time.monotonic()))
+            clients_first_minute = sum(cpu_seconds(process.pid) for process in processes[1:])
+        time.sleep(max(0, started + 5 + seconds - time.monotonic()))
         server_cpu = group.seconds(server.pid) - server_before
         clients_cpu = sum(cpu_seconds(process.pid) for process in processes[1:]) - clients_before
         server_rss = peak_memory_kib(server.pid)
@@ -163,4 +170,5 @@ def snapcast_fan_out(work, pcm, count, seconds):
     whole, shortest = gapless_outputs(outputs)
     return {"clients": count, "server_cpu_seconds_per_minute": round(server_cpu / (seconds / 60), 3),
             "clients_cpu_seconds_per_minute": round(clients_cpu / (seconds / 60), 2), "server_peak_rss_mib": round(server_rss / 1024, 1),
+            "clients_cpu_seconds_first_minute": None if clients_first_minute is None else round(clients_first_minute, 2),
             "gapless_clients": whole, "shortest_sound_seconds": shortest}
