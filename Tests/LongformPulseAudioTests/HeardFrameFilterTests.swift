@@ -250,31 +250,44 @@ import Testing
         #expect(abs(given.last!.rate - (1 + 7e-6)) < 2e-6, "rate at 30 s: \(given.last!.rate)")
     }
 
+    /// A device `skew` fast whose streams report to one filter: each report up to 10 µs late,
+    /// and `high` more (a new stream's first reports), its stream's frames `shift` ns after the first's.
+    struct SkewedDevice {
+        let skew: Double
+        var filter = HeardFrameFilter(sampleRate: HeardFrameFilterTests.rate)
+        var noise = Noise()
+        /// How long a frame plays, on the host clock (ns).
+        var frameDuration: Double { 1e9 / Double(HeardFrameFilterTests.rate) / (1 + skew) }
+
+        /// The frame played `time` seconds after the first.
+        func frame(at time: Double) -> Int64 { Int64(time * Double(HeardFrameFilterTests.rate) * (1 + skew)) }
+
+        /// Reports the frame played at `time`.
+        mutating func report(at time: Double, shift: Double, high: Double) {
+            let frame = frame(at: time)
+            _ = filter.add(frame: frame, heardAt: UInt64(1e9 + Double(frame) * frameDuration + shift + high + 10_000 * noise.next()))
+        }
+    }
+
     @Test func aStreamOpenedAgainStartsItsLineAtItsFirstReportAndKeepsTheRateFound() {
         // 30 s of a device 7 ppm off (its rate fitted and given), then its stream fails and a new
         // one plays 20 ms later against the old line, its first reports high again. Taken into the
         // old fit, the new reports would be outliers until three agreed, and the rate would go
         // back to the nominal one (or a young fit's) for seconds: a room reopened among others
         // drifted 4 to 7 frames from them.
-        let skew = 7e-6, frameDuration = 1e9 / Double(Self.rate) / (1 + skew)
-        var filter = HeardFrameFilter(sampleRate: Self.rate)
-        var noise = Noise()
-        func report(at time: Double, shift: Double, high: Double) {
-            let frame = Int64(time * Double(Self.rate) * (1 + skew))
-            _ = filter.add(frame: frame, heardAt: UInt64(1e9 + Double(frame) * frameDuration + shift + high + 10_000 * noise.next()))
-        }
-        for tenth in 0..<300 { report(at: Double(tenth) / 10, shift: 0, high: max(0, 80_000 * (1 - Double(tenth) / 30))) }
-        let found = filter.point(near: 0)!.rate
+        let skew = 7e-6
+        var device = SkewedDevice(skew: skew)
+        for tenth in 0..<300 { device.report(at: Double(tenth) / 10, shift: 0, high: max(0, 80_000 * (1 - Double(tenth) / 30))) }
+        let found = device.filter.point(near: 0)!.rate
         #expect(abs(found - (1 + skew)) < 2e-6, "rate after 30 s: \(found)")
-        filter.streamRestarted()
-        #expect(filter.point(near: 0) == nil, "a line before the new stream's first report")
+        device.filter.streamRestarted()
+        #expect(device.filter.point(near: 0) == nil, "a line before the new stream's first report")
         var errors: [Double] = [], rates: [Double] = []
         for tenth in 305..<400 {
             let time = Double(tenth) / 10
-            report(at: time, shift: 20e6, high: max(0, 80_000 * (1 - (time - 30.5) / 3)))
-            let frame = Int64(time * Double(Self.rate) * (1 + skew))
-            let point = filter.point(near: UInt64(1e9 + Double(frame) * frameDuration + 20e6))!
-            errors.append(abs(Double(point.hostTime) - (1e9 + Double(point.frame) * frameDuration + 20e6)))
+            device.report(at: time, shift: 20e6, high: max(0, 80_000 * (1 - (time - 30.5) / 3)))
+            let point = device.filter.point(near: UInt64(1e9 + Double(device.frame(at: time)) * device.frameDuration + 20e6))!
+            errors.append(abs(Double(point.hostTime) - (1e9 + Double(point.frame) * device.frameDuration + 20e6)))
             rates.append(point.rate)
         }
         // The first report's line is its own: as high as that report, 80 µs or so.
@@ -288,22 +301,17 @@ import Testing
         // its fit was trusted (4 s); the others gave +62 ppm from 4 s on. Given the nominal rate
         // again for the new stream's first 4 s, the room placed its writes 60 ppm off theirs and
         // drifted 8 frames from them (5 off at first, 3 the other way at the end).
-        let skew = 60e-6, frameDuration = 1e9 / Double(Self.rate) / (1 + skew)
-        var filter = HeardFrameFilter(sampleRate: Self.rate)
-        var noise = Noise()
-        func report(at time: Double, shift: Double, high: Double) {
-            let frame = Int64(time * Double(Self.rate) * (1 + skew))
-            _ = filter.add(frame: frame, heardAt: UInt64(1e9 + Double(frame) * frameDuration + shift + high + 10_000 * noise.next()))
-        }
+        let skew = 60e-6
+        var device = SkewedDevice(skew: skew)
         // The first reports high, as a new stream's are: 80 µs, down to none at 3 s.
-        for tenth in 0..<32 { report(at: Double(tenth) / 10, shift: 0, high: max(0, 80_000 * (1 - Double(tenth) / 30))) }
-        #expect(filter.point(near: 0)!.rate == 1, "the rate not yet trusted")
-        filter.streamRestarted()
+        for tenth in 0..<32 { device.report(at: Double(tenth) / 10, shift: 0, high: max(0, 80_000 * (1 - Double(tenth) / 30))) }
+        #expect(device.filter.point(near: 0)!.rate == 1, "the rate not yet trusted")
+        device.filter.streamRestarted()
         var rates: [Double] = []
         for tenth in 33..<70 {
             let time = Double(tenth) / 10
-            report(at: time, shift: 20e6, high: max(0, 80_000 * (1 - (time - 3.3) / 3)))
-            rates.append(filter.point(near: 0)!.rate)
+            device.report(at: time, shift: 20e6, high: max(0, 80_000 * (1 - (time - 3.3) / 3)))
+            rates.append(device.filter.point(near: 0)!.rate)
         }
         // The young fit of 3 s, tilted by the first reports, is nearer the device than the nominal rate.
         let worst = rates.map { abs($0 - (1 + skew)) }.max()!
