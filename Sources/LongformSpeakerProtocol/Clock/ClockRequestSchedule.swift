@@ -15,8 +15,8 @@ public struct ClockRequestSchedule: Sendable, Equatable {
     /// How long a speaker asks at `startupInterval` after it is given a sender at most, behind
     /// jitter (ns).
     public static let startupSpan: UInt64 = 60_000_000_000
-    /// How long it asks at `startupInterval` at least, on a quiet network (ns): two thousand
-    /// samples, the rate measured over 10 s.
+    /// How long it asks more often than `quietInterval` at least, on a quiet network (ns): about
+    /// four hundred samples, the rate measured over 10 s.
     public static let quietStartupSpan: UInt64 = 10_000_000_000
     /// Between requests in the first `quietStartupSpan` once the network is seen to be quiet (ns):
     /// forty a second. On such a network nearly every sample lies at its leg's floor, so a fifth of
