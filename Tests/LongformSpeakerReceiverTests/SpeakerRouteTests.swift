@@ -45,7 +45,8 @@ import Testing
         let offset = playedStart - sourceStart
         try #require(offset >= 0 && offset + expected.count <= played.count, "\(speaker.outputPath): \(played.count / 2) frames, the source's \(expected.count / 2) from frame \(offset / 2)")
         #expect(played[..<offset].allSatisfy { $0 == 0 }, "silence before the source")
-        #expect(mismatch(played[offset..<(offset + expected.count)], expected) == nil, "the source, sample for sample: \(mismatch(played[offset..<(offset + expected.count)], expected) ?? "")")
+        let difference = mismatch(played[offset..<(offset + expected.count)], expected)
+        #expect(difference == nil, "the source, sample for sample: \(difference ?? "")")
         #expect(played[(offset + expected.count)...].allSatisfy { $0 == 0 }, "silence after the source")
     }
 
