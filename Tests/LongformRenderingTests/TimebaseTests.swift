@@ -154,6 +154,24 @@ import Testing
         #expect(timebase.segment(forTick: 115).segment.time(atTick: 115, ticksPerSecond: 1_000) == Self.ms(107), "goes on where the pause stopped")
     }
 
+    /// A seek rendered from its first tick, silent at first (its audio came late), then a rewind
+    /// for that audio that the route could only take from a later tick: what was heard up to
+    /// there is the seek's, so it goes on from it. (Before, the seek moved to that tick and
+    /// started again: a CI run of `pauseResumeAndSeekReachTheSpeaker…` heard 35 frames of it twice.)
+    @Test func aSeekAlreadyRenderedStaysWhenTheRewindForItsAudioResumesLate() {
+        let clock = ManualClock(rewindMargin: 5)
+        let timebase = Timebase(clock: clock)
+        timebase.setRate(1, time: .zero, atHostTime: nil)              // plays from tick 5
+        _ = timebase.segmentForRendering(fromTick: 5, count: 1_995)
+        clock.set(heard: 100, rendered: 2_000)
+        timebase.setRate(1, time: Self.ms(9_000), atHostTime: nil)    // a seek from tick 105 ...
+        _ = timebase.segmentForRendering(fromTick: 105, count: 40)    // ... rendered (silent: no audio yet) to 145
+        clock.set(heard: 110, rendered: 145)
+        timebase.routeResumed(atTick: 130, afterRewindTo: 105)        // its audio came; the route takes it from 130 only
+        #expect(timebase.segment(forTick: 129).segment.time(atTick: 129, ticksPerSecond: 1_000) == Self.ms(9_024))
+        #expect(timebase.segment(forTick: 130).segment.time(atTick: 130, ticksPerSecond: 1_000) == Self.ms(9_025), "the seek's first 25 ms were heard; they are not played again")
+    }
+
     /// What the old route rendered says nothing about a new clock's ticks, which start again.
     @Test func aNewClockForgetsWhatTheOldOneRendered() {
         let clock = ManualClock(rewindMargin: 5)

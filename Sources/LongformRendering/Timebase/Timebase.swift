@@ -215,9 +215,13 @@ public final class Timebase: Sendable {
     /// what was rendered for them. Changes placed in between move to `resumeTick`; one that went
     /// on from where the timeline was goes on from the time heard there (the segment the tick
     /// before was rendered with, which a later change may have replaced since), so nothing heard
-    /// is repeated or skipped on the timeline.
+    /// is repeated or skipped on the timeline. A change the route had already rendered up to
+    /// `resumeTick` (the rewind was for its audio, which came late) was heard: it stays.
     public func routeResumed(atTick resumeTick: Int64, afterRewindTo targetTick: Int64) {
         state.withLock { state in
+            // The tick before the resume played what the timeline says it plays: the timeline is
+            // already the truth there, and the resume goes on from it.
+            if let heard = Self.renderedSegment(in: state, tick: resumeTick - 1), heard == Self.segment(in: state, forTick: resumeTick - 1) { return }
             // A change the clock has already passed is the first segment, and the one before it is
             // gone: the one its ticks up to `resumeTick` were rendered with goes before it again.
             if let first = state.segments.first, first.effectiveTick >= targetTick && first.effectiveTick < resumeTick,
