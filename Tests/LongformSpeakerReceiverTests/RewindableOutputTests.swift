@@ -97,8 +97,13 @@ import Testing
         let start: UInt64 = 90_000_000_000
         var (session, heard) = Self.playing(from: start, rendered: 88_200)
         session.changeableOutputFrame = 441
-        // A flush must leave 50 ms (2,205 frames) after the first frame the output can change.
+        // A flush must leave 50 ms (2,205 frames) after the first frame the output can change;
+        // refused, it is done from the frame it names, and what the output holds from there is
+        // rendered again when the sender's audio (here the same) comes again.
         #expect(session.receive(.flush(requestID: 1, fromFrame: 2_000)) == [.send(.flushResult(requestID: 1, isAccepted: false, firstUnplayedFrame: 2_646))])
+        #expect(session.buffer?.endFrame == 2_646 && session.takeRewindRequest() == nil)
+        _ = session.receive(TestSender.ramp(2_646, 1_764))
+        #expect(session.takeRewindRequest() == 2_646)
         #expect(session.receive(.flush(requestID: 2, fromFrame: 4_410)) == [.send(.flushResult(requestID: 2, isAccepted: true, firstUnplayedFrame: 2_646))])
         #expect(session.takeRewindRequest() == nil, "what the output holds stays until the resent audio comes")
         // The resent audio: a second of one value.

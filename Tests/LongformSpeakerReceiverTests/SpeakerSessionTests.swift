@@ -80,15 +80,17 @@ import Testing
         _ = session.receive(.anchor(RateAnchor(rate: 1, mediaFrame: 0, networkTime: start)))
         _ = session.render(frameCount: 4_410, outputChannels: 2, heardAt: Self.local(start))
         // 4,410 frames were handed to the output; a flush must leave 50 ms (2,205 frames) after them.
-        #expect(session.receive(.flush(requestID: 1, fromFrame: 2_000)) == [.send(.flushResult(requestID: 1, isAccepted: false, firstUnplayedFrame: 6_615))])
-        #expect(session.receive(.flush(requestID: 2, fromFrame: 6_000)) == [.send(.flushResult(requestID: 2, isAccepted: false, firstUnplayedFrame: 6_615))])
-        #expect(session.buffer?.endFrame == Int64(Self.rate * 10), "a refused flush changes nothing")
-        #expect(session.receive(.flush(requestID: 3, fromFrame: 7_000)) == [.send(.flushResult(requestID: 3, isAccepted: true, firstUnplayedFrame: 6_615))])
+        #expect(session.receive(.flush(requestID: 1, fromFrame: 7_000)) == [.send(.flushResult(requestID: 1, isAccepted: true, firstUnplayedFrame: 6_615))])
         #expect(session.buffer?.endFrame == 7_000)
-        // New audio from the flush point plays in its place.
-        _ = session.receive(.audio(firstFrame: 7_000, frameCount: 1, samples: [0x34, 0x12, 0, 0]))
+        // A refused flush is done from the frame the answer names, and nothing before it changes.
+        #expect(session.receive(.flush(requestID: 2, fromFrame: 2_000)) == [.send(.flushResult(requestID: 2, isAccepted: false, firstUnplayedFrame: 6_615))])
+        #expect(session.buffer?.endFrame == 6_615, "a refused flush cuts where it would be accepted")
+        #expect(session.receive(.flush(requestID: 3, fromFrame: 6_000)) == [.send(.flushResult(requestID: 3, isAccepted: false, firstUnplayedFrame: 6_615))])
+        #expect(session.buffer?.endFrame == 6_615)
+        // New audio from the cut plays in its place.
+        _ = session.receive(.audio(firstFrame: 6_615, frameCount: 1, samples: [0x34, 0x12, 0, 0]))
         let output = session.render(frameCount: 3_000, outputChannels: 2, heardAt: Self.local(start, plusFrames: 4_410))
-        #expect(output[2 * 2_589] == Self.left(6_999) && output[2 * 2_590] == Float(0x1234) / 32_768)
+        #expect(output[2 * 2_204] == Self.left(6_614) && output[2 * 2_205] == Float(0x1234) / 32_768)
     }
 
     @Test func aPoorClockStartsNothingAndAGoodOneStartsWhereTheTimelineHasGot() {

@@ -56,7 +56,7 @@ import Testing
         guard case .flush(_, 5_000) = held.first else { Issue.record("the flush goes first: \(held)"); return }
         // Audio up to the flush's frame, not a frame past it.
         #expect(audio(held).map(\.first) == [0, 4_096] && audio(held).map(\.count) == [4_096, 904])
-        feed.endFlush(from: 5_000, resumingAt: 5_000, refusing: [])
+        feed.endFlush(from: 5_000, resumingAt: 5_000, refusing: [:])
         append(feed, 3_000, at: 5_000, value: 0.5)
         let after = audio(drain(feed))
         #expect(after.count == 1 && after[0].first == 5_000 && after[0].count == 3_000 && after[0].value == 0.5, "\(after)")
@@ -69,7 +69,7 @@ import Testing
         _ = drain(feed)
         _ = feed.beginFlush(from: 3_000)
         feed.linkDidDisconnect(0) // before the link took the flush
-        feed.endFlush(from: 3_000, resumingAt: 3_000, refusing: [])
+        feed.endFlush(from: 3_000, resumingAt: 3_000, refusing: [:])
         append(feed, 2_000, at: 3_000, value: 0.5)
         // The speaker still holds the old audio to frame 8,000: it is flushed from 3,000, and sent the new.
         let initial = feed.linkDidConnect(0, bufferEndFrame: 8_000, capacityFrames: 1_000_000, startFrame: 0)
@@ -78,7 +78,7 @@ import Testing
         #expect(after.first?.first == 3_000 && after.first?.value == 0.5, "\(after)")
     }
 
-    @Test func aSpeakerThatRefusesIsFlushedFromWhereItAcceptsAndTheOthersAreSentTheAudioInBetween() throws {
+    @Test func aSpeakerThatRefusesIsSentAgainFromWhereItCutAndTheOthersAreSentTheAudioInBetween() throws {
         let feed = try SpeakerFeed(speakerCount: 2, format: Self.format)
         for index in 0..<2 { _ = feed.linkDidConnect(index, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0) }
         append(feed, 10_000, at: 0, value: 0.25)
@@ -88,13 +88,33 @@ import Testing
         feed.record(answer: false, firstUnplayedFrame: 6_000, ofRequest: id, from: 1)
         let refusals = feed.refusals(of: id, asked: asked, timeout: 1) { false }
         #expect(refusals == [1: 6_000])
-        feed.endFlush(from: 4_000, resumingAt: 6_000, refusing: [1])
-        // Speaker 0 gets 4,000..<6,000 again (the old audio: the change moved to 6,000); speaker 1 a flush from 6,000.
+        feed.endFlush(from: 4_000, resumingAt: 6_000, refusing: refusals)
+        // Speaker 0 gets 4,000..<6,000 again (the old audio: the change moved to 6,000); speaker 1,
+        // which cut its buffer at 6,000, nothing but the flush it answered (no second one).
         let first = audio(drain(feed))
         #expect(first.first?.first == 4_000 && first.reduce(0) { $0 + Int($1.count) } == 2_000, "\(first)")
         var second: [SpeakerMessage] = []
         while case .messages(let batch) = feed.nextWork(for: 1, timeout: 0.01) { second += batch }
-        #expect(second.last == .flush(requestID: 0, fromFrame: 6_000) && audio(second).isEmpty, "\(second)")
+        #expect(second == [.flush(requestID: id, fromFrame: 4_000)], "\(second)")
+    }
+
+    /// Two refuse, at different frames: the one that cut earlier gets the old audio again from its cut.
+    @Test func aSpeakerThatCutBeforeWhereTheRouteResumesIsSentTheAudioFromItsCut() throws {
+        let feed = try SpeakerFeed(speakerCount: 2, format: Self.format)
+        for index in 0..<2 { _ = feed.linkDidConnect(index, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0) }
+        append(feed, 10_000, at: 0, value: 0.25)
+        for index in 0..<2 { while case .messages = feed.nextWork(for: index, timeout: 0.01) {} }
+        let (id, asked) = feed.beginFlush(from: 4_000)
+        feed.record(answer: false, firstUnplayedFrame: 5_000, ofRequest: id, from: 0)
+        feed.record(answer: false, firstUnplayedFrame: 6_000, ofRequest: id, from: 1)
+        feed.endFlush(from: 4_000, resumingAt: 6_000, refusing: feed.refusals(of: id, asked: asked, timeout: 1) { false })
+        append(feed, 1_000, at: 6_000, value: 0.5)
+        var sent: [[SpeakerMessage]] = [[], []]
+        for index in 0..<2 { while case .messages(let batch) = feed.nextWork(for: index, timeout: 0.01) { sent[index] += batch } }
+        let (earlier, later) = (audio(sent[0]), audio(sent[1]))
+        #expect(earlier.first?.first == 5_000 && earlier.first?.value == 0.25 && earlier.reduce(0) { $0 + Int($1.count) } == 2_000, "\(earlier)")
+        #expect(later.first?.first == 6_000 && later.first?.value == 0.5 && later.reduce(0) { $0 + Int($1.count) } == 1_000, "\(later)")
+        #expect(sent.allSatisfy { $0.filter { if case .flush = $0 { true } else { false } } == [.flush(requestID: id, fromFrame: 4_000)] }, "no second flush: \(sent)")
     }
 
     @Test func aPausedSpanIsNotSentSoTheResumedAudioGoesFirst() throws {
@@ -264,7 +284,7 @@ import Testing
         let (id, asked) = feed.beginFlush(from: 6_000)
         feed.record(answer: true, firstUnplayedFrame: 0, ofRequest: id, from: 0)
         _ = feed.refusals(of: id, asked: asked, timeout: 1) { false }
-        feed.endFlush(from: 6_000, resumingAt: 6_000, refusing: [])
+        feed.endFlush(from: 6_000, resumingAt: 6_000, refusing: [:])
         #expect(feed.keptBlockCount == 1, "only the block before the flush's frame is kept")
         let replaced = Self.chord(from: 6_000, count: 10_384, seed: 1.5)
         Self.append(feed, replaced, at: 6_000)

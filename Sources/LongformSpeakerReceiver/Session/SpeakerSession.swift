@@ -329,18 +329,20 @@ public struct SpeakerSession: Sendable {
         return []
     }
 
-    /// A flush from `frame`: done when no part of it may have been played, refused otherwise.
+    /// A flush from `frame`: done when no part of it may have been played; refused otherwise,
+    /// and done from the first frame it would accept (which the answer names), so that the
+    /// sender resends from there and no frame it may have played changes. (A refusal that cut
+    /// nothing needed a second flush, which came later still and was refused too: the output
+    /// then played the old audio it had rendered ahead.)
     private mutating func flush(requestID: UInt32, from frame: Int64) -> SpeakerMessage {
         let margin = Int64(configuration.flushMargin * Double(format?.sampleRate ?? 44_100))
         let firstUnplayed = firstChangeableFrame.map { $0 + margin } ?? anchor?.mediaFrame ?? buffer?.startFrame ?? 0
-        guard frame >= firstUnplayed else {
-            return .flushResult(requestID: requestID, isAccepted: false, firstUnplayedFrame: firstUnplayed)
-        }
-        modifyBuffer { $0.truncate(from: frame) }
+        let cut = max(frame, firstUnplayed)
+        modifyBuffer { $0.truncate(from: cut) }
         // The output renders again from there when the resent audio comes, not at once: at once
         // it would render the gap as silence and need a second rewind.
-        if rendered.outputFrame(ofMedia: frame) != nil { staleFrom = min(staleFrom ?? frame, frame) }
-        return .flushResult(requestID: requestID, isAccepted: true, firstUnplayedFrame: firstUnplayed)
+        if rendered.outputFrame(ofMedia: cut) != nil { staleFrom = min(staleFrom ?? cut, cut) }
+        return .flushResult(requestID: requestID, isAccepted: frame >= firstUnplayed, firstUnplayedFrame: firstUnplayed)
     }
 
     /// Takes a clock-exchange reply (already matched to a request) that arrived at `t4`.

@@ -207,18 +207,16 @@ final class SpeakerFeed: @unchecked Sendable {
     }
 
     /// Ends a flush from `from`: audio from `resumed` on is dropped, and audio flows again. The
-    /// speakers that accepted `from` get the audio in between again; those in `refusing` keep it
-    /// and are flushed from `resumed` instead.
-    func endFlush(from: Int64, resumingAt resumed: Int64, refusing: Set<Int>) {
+    /// speakers that accepted `from` get the audio in between again; those in `refusing` cut
+    /// their buffers at the frame they named instead (by speaker), and get it again from there.
+    func endFlush(from: Int64, resumingAt resumed: Int64, refusing: [Int: Int64]) {
         locked {
             history.truncate(from: resumed)
             encoder.forgetBlocks(from: resumed)
             heldFrom = nil
-            guard resumed > from else { return }
-            for index in refusing where outboxes[index].isConnected {
-                outboxes[index].control.append(.flush(requestID: 0, fromFrame: resumed))
-                // It holds what lies between (unless it was still being sent what comes before).
-                if outboxes[index].cursor >= from { outboxes[index].cursor = resumed }
+            for (index, firstAccepted) in refusing where outboxes[index].isConnected {
+                // It holds what comes before its cut (unless it was still being sent what comes before `from`).
+                if outboxes[index].cursor >= from { outboxes[index].cursor = max(from, min(firstAccepted, resumed)) }
             }
         }
     }

@@ -335,7 +335,7 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         let secondsLeft = Double(Int64(bitPattern: clock.hostTime(ofFrame: from) &- HostClock.now())) / 1e9
         let refusals = feed.refusals(of: requestID, asked: asked, timeout: min(max(0.02, secondsLeft - 0.03), 0.5)) { thread.shouldStop }
         let resumed = min(max(from, refusals.values.max() ?? from), position)
-        feed.endFlush(from: from, resumingAt: resumed, refusing: Set(refusals.keys))
+        feed.endFlush(from: from, resumingAt: resumed, refusing: refusals)
         if resumed > from { logger.info("\(name): a speaker refused a flush from frame \(from); resuming at \(resumed)") }
         if resumed > target { source.routeDidResume(atFrame: resumed, afterRewindTo: target) }
         return resumed
