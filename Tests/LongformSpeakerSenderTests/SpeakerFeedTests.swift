@@ -78,12 +78,19 @@ import Testing
         #expect(after.first?.first == 3_000 && after.first?.value == 0.5, "\(after)")
     }
 
-    @Test func aSpeakerThatRefusesIsSentAgainFromWhereItCutAndTheOthersAreSentTheAudioInBetween() throws {
+    /// Two speakers sent 10,000 frames of 0.25, and a flush from 4,000 begun: the feed, the
+    /// request's id and the speakers asked.
+    private func twoSpeakersFlushingFrom4000() throws -> (feed: SpeakerFeed, id: UInt32, asked: [(index: Int, connection: Int)]) {
         let feed = try SpeakerFeed(speakerCount: 2, format: Self.format)
         for index in 0..<2 { _ = feed.linkDidConnect(index, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0) }
         append(feed, 10_000, at: 0, value: 0.25)
         for index in 0..<2 { while case .messages = feed.nextWork(for: index, timeout: 0.01) {} }
         let (id, asked) = feed.beginFlush(from: 4_000)
+        return (feed, id, asked)
+    }
+
+    @Test func aSpeakerThatRefusesIsSentAgainFromWhereItCutAndTheOthersAreSentTheAudioInBetween() throws {
+        let (feed, id, asked) = try twoSpeakersFlushingFrom4000()
         feed.record(answer: true, firstUnplayedFrame: 1_000, ofRequest: id, from: 0)
         feed.record(answer: false, firstUnplayedFrame: 6_000, ofRequest: id, from: 1)
         let refusals = feed.refusals(of: id, asked: asked, timeout: 1) { false }
@@ -100,11 +107,7 @@ import Testing
 
     /// Two refuse, at different frames: the one that cut earlier gets the old audio again from its cut.
     @Test func aSpeakerThatCutBeforeWhereTheRouteResumesIsSentTheAudioFromItsCut() throws {
-        let feed = try SpeakerFeed(speakerCount: 2, format: Self.format)
-        for index in 0..<2 { _ = feed.linkDidConnect(index, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0) }
-        append(feed, 10_000, at: 0, value: 0.25)
-        for index in 0..<2 { while case .messages = feed.nextWork(for: index, timeout: 0.01) {} }
-        let (id, asked) = feed.beginFlush(from: 4_000)
+        let (feed, id, asked) = try twoSpeakersFlushingFrom4000()
         feed.record(answer: false, firstUnplayedFrame: 5_000, ofRequest: id, from: 0)
         feed.record(answer: false, firstUnplayedFrame: 6_000, ofRequest: id, from: 1)
         feed.endFlush(from: 4_000, resumingAt: 6_000, refusing: feed.refusals(of: id, asked: asked, timeout: 1) { false })
