@@ -331,9 +331,8 @@ public struct SpeakerSession: Sendable {
 
     /// A flush from `frame`: done when no part of it may have been played; refused otherwise,
     /// and done from the first frame it would accept (which the answer names), so that the
-    /// sender resends from there and no frame it may have played changes. (A refusal that cut
-    /// nothing needed a second flush, which came later still and was refused too: the output
-    /// then played the old audio it had rendered ahead.)
+    /// sender resends from there and no frame it may have played changes: a second flush from
+    /// that frame would come later still, and be refused in turn.
     private mutating func flush(requestID: UInt32, from frame: Int64) -> SpeakerMessage {
         let margin = Int64(configuration.flushMargin * Double(format?.sampleRate ?? 44_100))
         let firstUnplayed = firstChangeableFrame.map { $0 + margin } ?? anchor?.mediaFrame ?? buffer?.startFrame ?? 0

@@ -20,9 +20,10 @@ import NIOPosix
 ///   pause is `rate 0` at its frame, and the paused span is not rendered; playing again is `rate 1`
 ///   at the frame it starts.
 /// - A rewind (a seek, an edit, a pause that takes back audio already sent) is a flush from that
-///   frame to every speaker. A speaker that may have played part of it refuses, naming the first
-///   frame it accepts; the route then resumes there for all of them (the others are sent again
-///   what lies in between) and tells the renderer (`routeDidResume`). Its rewind margin, the lead,
+///   frame to every speaker. A speaker that may have played part of it refuses, and cuts at the
+///   first frame it accepts, which it names; the route then resumes at the latest frame named for
+///   all of them (each is sent again the old audio from where it cut) and tells the renderer
+///   (`routeDidResume`). Its rewind margin, the lead,
 ///   grows to what the speakers need, so that refusals stay rare.
 /// - Each speaker has its own connection that reconnects by itself; one that was away is sent
 ///   what it is missing from where its buffer ends. The route answers the speakers' clock requests
