@@ -20,6 +20,17 @@ import Testing
 
     static func ms(_ value: Int64) -> MediaTime { MediaTime(value: value, timescale: 1_000) }
 
+    /// A timeline playing from tick 5 on a clock that can rewind (margin 5), rendered to tick
+    /// 2,000 and heard to tick 100.
+    static func playingFromTick5RenderedTo2000() -> (ManualClock, Timebase) {
+        let clock = ManualClock(rewindMargin: 5)
+        let timebase = Timebase(clock: clock)
+        timebase.setRate(1, time: .zero, atHostTime: nil)
+        _ = timebase.segmentForRendering(fromTick: 5, count: 1_995)
+        clock.set(heard: 100, rendered: 2_000)
+        return (clock, timebase)
+    }
+
     @Test func aChangeAppliesWhenItCanBeHeard() {
         let clock = ManualClock()
         let timebase = Timebase(clock: clock)
@@ -138,11 +149,7 @@ import Testing
     /// (Before, the resume kept the time the pause had before it moved, and repeated the audio
     /// heard in between: 60 frames in a CI run of `aPauseAndAResumeLoseAndRepeatNothing`.)
     @Test func aResumeBeyondWhereTheRouteResumedGoesOnFromThePauseItMoved() {
-        let clock = ManualClock(rewindMargin: 5)
-        let timebase = Timebase(clock: clock)
-        timebase.setRate(1, time: .zero, atHostTime: nil)              // plays from tick 5
-        _ = timebase.segmentForRendering(fromTick: 5, count: 1_995)
-        clock.set(heard: 100, rendered: 2_000)
+        let (clock, timebase) = Self.playingFromTick5RenderedTo2000()
         timebase.setRate(0, time: .invalid, atHostTime: nil)          // pauses from tick 105, at 100 ms ...
         clock.set(heard: 110, rendered: 2_000)
         timebase.setRate(1, time: .invalid, atHostTime: nil)          // resumes from tick 115, at 100 ms ...
@@ -159,11 +166,7 @@ import Testing
     /// there is the seek's, so it goes on from it. (Before, the seek moved to that tick and
     /// started again: a CI run of `pauseResumeAndSeekReachTheSpeaker…` heard 35 frames of it twice.)
     @Test func aSeekAlreadyRenderedStaysWhenTheRewindForItsAudioResumesLate() {
-        let clock = ManualClock(rewindMargin: 5)
-        let timebase = Timebase(clock: clock)
-        timebase.setRate(1, time: .zero, atHostTime: nil)              // plays from tick 5
-        _ = timebase.segmentForRendering(fromTick: 5, count: 1_995)
-        clock.set(heard: 100, rendered: 2_000)
+        let (clock, timebase) = Self.playingFromTick5RenderedTo2000()
         timebase.setRate(1, time: Self.ms(9_000), atHostTime: nil)    // a seek from tick 105 ...
         _ = timebase.segmentForRendering(fromTick: 105, count: 40)    // ... rendered (silent: no audio yet) to 145
         clock.set(heard: 110, rendered: 145)
@@ -174,11 +177,7 @@ import Testing
 
     /// What the old route rendered says nothing about a new clock's ticks, which start again.
     @Test func aNewClockForgetsWhatTheOldOneRendered() {
-        let clock = ManualClock(rewindMargin: 5)
-        let timebase = Timebase(clock: clock)
-        timebase.setRate(1, time: .zero, atHostTime: nil)
-        _ = timebase.segmentForRendering(fromTick: 5, count: 1_995)
-        clock.set(heard: 100, rendered: 2_000)
+        let (_, timebase) = Self.playingFromTick5RenderedTo2000()
         timebase.setRate(0, time: .invalid, atHostTime: nil)
         _ = timebase.segmentForRendering(fromTick: 105, count: 1_895) // the old route renders the pause from 105
         let newClock = ManualClock(rewindMargin: 5)

@@ -23,8 +23,8 @@ import NIOPosix
 ///   frame to every speaker. A speaker that may have played part of it refuses, and cuts at the
 ///   first frame it accepts, which it names; the route then resumes at the latest frame named for
 ///   all of them (each is sent again the old audio from where it cut) and tells the renderer
-///   (`routeDidResume`). Its rewind margin, the lead,
-///   grows to what the speakers need, so that refusals stay rare.
+///   (`routeDidResume`). Its rewind margin, the lead, grows to what the speakers need, so that
+///   refusals stay rare.
 /// - Each speaker has its own connection that reconnects by itself; one that was away is sent
 ///   what it is missing from where its buffer ends. The route answers the speakers' clock requests
 ///   on a UDP port, a free one or `LONGFORM_SPEAKER_TIMING_PORT`'s (for a firewall), served by
