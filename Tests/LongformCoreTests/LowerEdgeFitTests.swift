@@ -27,4 +27,12 @@ import Testing
         #expect(short.slope == nil && short.meanX == 1.25 && short.meanY == 3.75, "the means without a slope")
         #expect(LowerEdgeFit.round(points, about: 0, keeping: 4, minimumSpan: 1).slope != nil)
     }
+
+    @Test func theLowerHullRunsUnderEveryPointThroughItsCorners() {
+        // A V with points above it, two sharing the first x (the lower counts), two on its edges.
+        let points: [(x: Double, y: Double)] = [(0, 9), (0, 8), (1, 9), (2, 4), (3, 6), (4, 0), (5, 7), (6, 2), (7, 4), (8, 6), (8, 9)]
+        let hull = LowerEdgeFit.lowerHull(points)
+        #expect(hull.map(\.x) == [0, 4, 6, 8] && hull.map(\.y) == [8, 0, 2, 6], "\(hull)")
+        #expect(LowerEdgeFit.lowerHull([]).isEmpty && LowerEdgeFit.lowerHull([(1, 1)]).count == 1)
+    }
 }

@@ -26,3 +26,27 @@ public enum LowerEdgeFit {
         points.sorted { $0.y - slope * $0.x < $1.y - slope * $1.x }.prefix(count)
     }
 }
+
+extension LowerEdgeFit {
+    /// The lower convex hull of `points`, which are in order of x: its vertices from the first
+    /// point to the last, each edge rising more steeply than the one before, every point on or
+    /// above it. Of points that share an x, the lowest only.
+    public static func lowerHull(_ points: [(x: Double, y: Double)]) -> [(x: Double, y: Double)] {
+        var hull: [(x: Double, y: Double)] = []
+        for point in points {
+            if let last = hull.last, last.x == point.x {
+                if point.y >= last.y { continue }
+                hull.removeLast()
+            }
+            // The last vertex goes while it lies on or above the line from the one before it to
+            // this point: it is then no corner of the edge beneath them.
+            while hull.count >= 2 {
+                let a = hull[hull.count - 2], b = hull[hull.count - 1]
+                if (b.x - a.x) * (point.y - a.y) - (b.y - a.y) * (point.x - a.x) > 0 { break }
+                hull.removeLast()
+            }
+            hull.append(point)
+        }
+        return hull
+    }
+}
