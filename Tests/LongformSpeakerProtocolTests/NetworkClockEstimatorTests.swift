@@ -197,6 +197,20 @@ import Testing
         }
     }
 
+    @Test func theLowerEdgesSlopeIsFoundFromAGuessFarOff() throws {
+        // Four minutes of a leg's least samples a second, along 20 ppm, each above the edge by up
+        // to 400 µs (mostly little), searched from a guess of 0: which points lie lowest depends
+        // on the slope, and the search goes on until it settles.
+        var generator = SeededRandomGenerator(seed: 5)
+        let points = (0..<240).map { second -> (x: Double, y: Double) in
+            let x = Double(second) * 1e9
+            let above = Double.random(in: 0...1, using: &generator)
+            return (x, x * 0.000_02 + 400_000 * above * above * above)
+        }
+        let slope = try #require(NetworkClockEstimator.lowerEdgeSlope(points, near: 0)).slope
+        #expect(abs(slope - 0.000_02) < 0.000_000_1, "slope \(slope)")
+    }
+
     @Test func theRateIsTheSlopeThatLeavesTheLeastRoundTripBetweenTheLegsEdges() throws {
         // Four minutes of a leg's least samples a second, the upward leg along +20 ppm and the
         // downward one along −20 ppm, each above its edge by up to 400 µs (mostly little).
@@ -218,16 +232,16 @@ import Testing
 
     @Test func behindJitterTheRateFromTheLegsEdgesHoldsAnyClockWithinTensOfMicroseconds() throws {
         // Up to 10 ms on each leg (`scripts/impair`'s 5 ± 5 ms), asked as a speaker asks: clocks
-        // 200 ppm fast and slow, 50 ppm and none, within 100 µs from the fourth second and 40 µs
-        // from the fifth (measured: 59 and 34 µs), the bound holding throughout. (With the rate
-        // from least squares through the lowest quarter of the quarter seconds' floors: 144 µs in
-        // the fifth second, a clock 50 ppm off taken at no rate until its error fell under 50.)
+        // 200 ppm fast and slow, 50 ppm and none, within 300 µs throughout and 40 µs from the
+        // fifth second (measured: 265 and 34 µs), the bound holding throughout. (With the rate by
+        // least squares through the lowest quarter of the quarter seconds' floors: 144 µs in the
+        // fifth second.)
         for seed: UInt64 in 51...62 {
             let skew = [0.000_2, -0.000_2, 0.000_05, 0][Int(seed % 4)]
             let (_, _, _, checks) = Self.run(seconds: 20, jitter: 10_000_000, skew: skew, seed: seed, startupSeconds: 60)
-            let fromFourth = checks.filter { $0.second >= 3 }, fromFifth = checks.filter { $0.second >= 4 }
+            let fromFifth = checks.filter { $0.second >= 4 }
             let described = checks.map { "\($0.second): \($0.error / 1_000) µs" }
-            #expect(fromFourth.count >= 16 && fromFourth.allSatisfy { abs($0.error) <= 100_000 }, "seed \(seed): \(described)")
+            #expect(checks.count >= 19 && checks.allSatisfy { abs($0.error) <= 300_000 }, "seed \(seed): \(described)")
             #expect(fromFifth.allSatisfy { abs($0.error) <= 40_000 }, "seed \(seed): \(described)")
             #expect(checks.allSatisfy { abs($0.error) <= Int64($0.uncertainty) }, "seed \(seed): a bound that did not hold: \(checks.filter { abs($0.error) > Int64($0.uncertainty) })")
         }

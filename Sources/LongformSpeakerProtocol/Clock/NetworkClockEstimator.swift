@@ -10,14 +10,15 @@ import LongformCore
 /// legs' floors, and the uncertainty half their sum (a bound, since neither leg can have taken
 /// less than no time) plus what an error in the rate could hide. The clocks' rates differ too
 /// (crystals are tens of ppm apart, a poor one hundreds): each leg's floor moves along the rate,
-/// so the rate is the slope of the legs' lower edges (`ClockRateFit`: over the samples kept, or
-/// each quarter second's least sample of each leg, each second's once they span 20 s, over up to
-/// ten minutes), taken fully once its error is small (a second on a quiet network, about ten
-/// behind 10 ms of jitter); the samples whose floors are taken (the last minute, at most 3,072:
-/// 15 s at the first minute's two hundred a second, and no more than the rate's error lets be
-/// brought to now along it) are brought to now along it first. Until then the floors are those of
-/// the last 5 s, brought to now along the rate as roughly measured if that is nearer than none
-/// (its error under a poor crystal's, or under its size).
+/// so the rate is the slope of the legs' lower edges (each quarter second's least sample of each
+/// leg, each second's once they span 20 s, over up to ten minutes: least squares through the
+/// lowest on a quiet network; behind jitter `ClockRateFit`, over those or the samples kept),
+/// taken fully once its error is small (a second on a quiet network, about ten behind 10 ms of
+/// jitter); the samples whose floors are taken (the last minute, at most 3,072: 15 s at the first
+/// minute's two hundred a second, and no more than the rate's error lets be brought to now along
+/// it) are brought to now along it first. Until then the floors are those of the last 5 s,
+/// brought to now along the rate as roughly measured if it is surely not 0 (its error under its
+/// size).
 /// A value type fed with timestamps: tested with made-up networks, no sockets.
 public struct NetworkClockEstimator: Sendable {
     /// One exchange's four timestamps, reduced.
@@ -64,6 +65,8 @@ public struct NetworkClockEstimator: Sendable {
     /// group started 1.3 s after a speaker's first reply, and that speaker, 200 ppm fast, played
     /// its first second on the floors of the samples so far at no rate, up to 270 µs off.
     public static let skewMinimumSpan: UInt64 = 1_000_000_000
+    /// The fewest bins least squares is fitted to.
+    static let skewMinimumBins = 4
     /// Each leg's floor is taken per bin of this long (ns) for the rate: four within a second.
     public static let floorBinDuration: UInt64 = 250_000_000
     /// Once the floors span this much (ns), the rate is fitted to each second's rather than each bin's.
@@ -79,8 +82,8 @@ public struct NetworkClockEstimator: Sendable {
     /// clocks 200 ppm apart move by 1 ms in it, rather than 12 ms in a minute.
     public static let unknownRateSpan: UInt64 = 5_000_000_000
     /// How far the rate may be off, in the uncertainty (over the span of the samples the floors
-    /// come from), before it is measured: a poor crystal's error (200 ppm). After, the error
-    /// `ClockRateFit` gives, and never less than 2 ppm.
+    /// come from), before it is measured: a poor crystal's error (200 ppm). After, the error its
+    /// fit gives (`rate(from:samples:near:)`), and never less than 2 ppm.
     static let unknownRateError = 0.000_2
     static let knownRateError = 0.000_002
 
@@ -99,8 +102,7 @@ public struct NetworkClockEstimator: Sendable {
     /// quiet network, up to half a minute behind jitter): until then the floors come from the last 5 s.
     public var isRateKnown: Bool { rate.map { $0.error <= Self.usableRateError } ?? false }
     /// How far the rate found may be off (a bound, as a fraction), nil before the samples span a
-    /// second. Over `usableRateError` the rate is still used if it is surely not 0 or nearer
-    /// than a poor crystal's error.
+    /// second. Over `usableRateError` the rate is still used if it is surely not 0.
     public var rateError: Double? { rate?.error }
 
     /// An estimator over at most `windowSize` samples (a minute's at fifty a second, 15 s at two
@@ -154,10 +156,9 @@ public struct NetworkClockEstimator: Sendable {
             // Only as far back as the rate's error lets samples be brought to now.
             let span = UInt64(min(max(Self.rateErrorBudget / rate.error, Double(Self.unknownRateSpan)), Double(Self.sampleLifetime)))
             estimate = Self.estimate(from: samples, within: Self.recentSpan(span, of: samples, at: t4), skew: rate.skew, rateError: rate.error, at: t4)
-        } else if let rate, rate.error < Self.unknownRateError || abs(rate.skew) > rate.error {
-            // Measured roughly, but nearer than a poor crystal's error, or surely not 0 (a crystal
-            // far off, behind jitter): nearer than none. The floors of 5 s taken at no rate lag a
-            // clock 200 ppm off by 500 µs.
+        } else if let rate, abs(rate.skew) > rate.error {
+            // Measured roughly, but surely not 0 (a crystal far off, behind jitter): nearer than
+            // none. The floors of 5 s taken at no rate lag a clock 200 ppm off by 500 µs.
             estimate = Self.estimate(from: samples, within: Self.recentSpan(Self.unknownRateSpan, of: samples, at: t4), skew: rate.skew, rateError: rate.error, at: t4)
         } else {
             estimate = Self.estimate(from: samples, within: Self.recentSpan(Self.unknownRateSpan, of: samples, at: t4), skew: 0, rateError: Self.unknownRateError, at: t4)
@@ -221,19 +222,51 @@ public struct NetworkClockEstimator: Sendable {
         // (another route, queues), and a slope across the gap would be theirs, not the clocks'.
         let isAfterOutage = samples.first.map { sample.receivedAt > $0.receivedAt && sample.receivedAt - $0.receivedAt > Self.sampleLifetime } ?? false
         if let first = binFloors.first, !isAfterOutage, bin - first.bin < 60 * binsPerSecond || bin % binsPerSecond == 0 {
-            rate = Self.rate(from: binFloors, samples: samples)
+            rate = Self.rate(from: binFloors, samples: samples, near: rate?.skew ?? 0)
         }
         binFloors.append(BinFloors(bin: bin, upward: (sample.sentAt, sample.upward), downward: (sample.sentAt, sample.downward)))
         let tooOld = binFloors.prefix { (bin - $0.bin) * Self.floorBinDuration > Self.skewHistorySpan }.count
         binFloors.removeFirst(tooOld)
     }
 
-    /// The rate from the legs' lower edges (`ClockRateFit`), once the samples kept or the bins'
-    /// floors span `skewMinimumSpan`: from whichever says it is nearer. The samples come first
+    /// The rate, and how far it may be off: on a quiet network (the last 64 round trips' median
+    /// within 1 ms of their least, as `ClockRequestSchedule` tells it), least squares through the
+    /// lowest of the bins' floors, which nearly all lie close to their edges and so average out;
+    /// behind jitter, the slope the legs' lower edges give (`ClockRateFit`), which needs only the
+    /// few samples that come close to them. (The edges alone on a quiet network: joining rooms
+    /// drifted apart by up to 170 µs in their first 4 s, 4 of 10 joins over 100 µs.)
+    private static func rate(from quarterBins: [BinFloors], samples: [Sample], near guess: Double) -> (skew: Double, error: Double)? {
+        let recent = samples.suffix(ClockRequestSchedule.roundTripsConsidered).map(\.roundTrip).sorted()
+        let isQuiet = recent.count == ClockRequestSchedule.roundTripsConsidered && recent[recent.count / 2] - recent[0] <= ClockRequestSchedule.quietSpread
+        return isQuiet ? leastSquaresRate(from: quarterBins, near: guess) : edgesRate(from: quarterBins, samples: samples)
+    }
+
+    /// On a quiet network, the rate from the legs' floors of single bins, once they span
+    /// `skewMinimumSpan`: the upward leg's lower edge rises along the offset, the downward one's
+    /// falls, so the rate is half the difference of their slopes, each by least squares through
+    /// the lowest quarter of the floors. With how far it may be off. `guess`: the rate found
+    /// before, where the search for the lower edges starts.
+    private static func leastSquaresRate(from quarterBins: [BinFloors], near guess: Double) -> (skew: Double, error: Double)? {
+        guard let first = quarterBins.first, let last = quarterBins.last, quarterBins.count >= skewMinimumBins,
+              (last.bin - first.bin) * floorBinDuration >= skewMinimumSpan else { return nil }
+        // Over 20 s, each second's floors: behind jitter the least of a second's samples lies
+        // closer to the edge than that of a quarter's, and there are enough of them.
+        let bins = (last.bin - first.bin) * floorBinDuration >= wholeSecondBinsSpan ? wholeSeconds(quarterBins) : quarterBins
+        // Relative to the last bin, so that the sums keep their precision whatever the clocks read.
+        let upward = lowerEdgeSlope(bins.map { (Double(Int64(bitPattern: $0.upward.sentAt &- last.upward.sentAt)), Double($0.upward.value &- last.upward.value)) }, near: guess)
+        let downward = lowerEdgeSlope(bins.map { (Double(Int64(bitPattern: $0.downward.sentAt &- last.downward.sentAt)), Double($0.downward.value &- last.downward.value)) }, near: -guess)
+        guard let upward, let downward else { return nil }
+        // The legs' slopes are +rate and −rate: what their sum is off zero is an error of the fit.
+        let error = max(knownRateError, 3 * max(upward.standardError, downward.standardError), abs(upward.slope + downward.slope))
+        return (min(max((upward.slope - downward.slope) / 2, -maximumSkew), maximumSkew), error)
+    }
+
+    /// Behind jitter, the rate from the legs' lower edges (`ClockRateFit`), once the samples kept
+    /// or the bins' floors span `skewMinimumSpan`: from whichever says it is nearer. The samples come first
     /// (every one of them, where a bin keeps the least at no rate, which a clock 200 ppm off tilts
     /// by 50 µs across a quarter second); the floors, which go back ten minutes (each second's
     /// once they span 20 s), once the samples kept span less (15 s at two hundred a second).
-    private static func rate(from quarterBins: [BinFloors], samples: [Sample]) -> (skew: Double, error: Double)? {
+    private static func edgesRate(from quarterBins: [BinFloors], samples: [Sample]) -> (skew: Double, error: Double)? {
         var fits: [(skew: Double, error: Double)] = []
         if let first = samples.first, let last = samples.last, last.sentAt > first.sentAt, last.sentAt - first.sentAt >= skewMinimumSpan {
             // Relative to the last sample, so that the sums keep their precision whatever the clocks
@@ -269,6 +302,35 @@ public struct NetworkClockEstimator: Sendable {
             }
         }
         return seconds
+    }
+
+    /// The slope of the lower edge of `points` (x, y), and its standard error: least squares
+    /// through their lowest quarter (at least four) about a slope, starting from `guess`, found
+    /// again about the slope found until it settles (which points lie lowest depends on the slope:
+    /// a guess 20 ppm off over four minutes chose points at one end, and the slope came out 1 ppm
+    /// off after two rounds). Nil when those points share one x.
+    static func lowerEdgeSlope(_ points: [(x: Double, y: Double)], near guess: Double) -> (slope: Double, standardError: Double)? {
+        var slope = guess
+        let keeping = max(4, points.count / 4)
+        for _ in 0..<8 {
+            guard let fitted = LowerEdgeFit.round(points, about: slope, keeping: keeping).slope else { return nil }
+            let previous = slope
+            slope = fitted
+            if abs(slope - previous) < 1e-9 { break }
+        }
+        // The kept points' scatter about their line over their spread in x (the points a round
+        // keeps hug the line, so this is low: the caller takes three times it).
+        let lowest = LowerEdgeFit.lowest(points, about: slope, count: keeping)
+        let meanX = lowest.reduce(0) { $0 + $1.x } / Double(lowest.count)
+        let meanResidual = lowest.reduce(0) { $0 + $1.y - slope * $1.x } / Double(lowest.count)
+        var squares = 0.0, spread = 0.0
+        for point in lowest {
+            let residual = point.y - slope * point.x - meanResidual
+            squares += residual * residual
+            spread += (point.x - meanX) * (point.x - meanX)
+        }
+        let variance = squares / Double(max(lowest.count - 2, 1))
+        return (slope, spread > 0 ? (variance / spread).squareRoot() : .infinity)
     }
 
     /// Whether the estimate is good enough to start playing in step.
