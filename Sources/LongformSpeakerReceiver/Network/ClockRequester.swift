@@ -180,7 +180,7 @@ final class ClockRequester: Sendable {
             }
             if datagram.receivedAt >= nextLog, let estimate = state.estimate {
                 nextLog = datagram.receivedAt + 1_000_000_000
-                logger.debug("speaker: clock offset \(estimate.offset) ns ± \(estimate.uncertainty / 1_000) µs, rate \(String(cFormat: "%+.2f", estimate.skew * 1e6)) ppm (found \(state.rateError.map { String(cFormat: "± %.1f ppm", $0 * 1e6) } ?? "not yet")); output drift correction \(String(cFormat: "%+.1f", state.rateCorrection * 1e6)) ppm, asking every \(schedule.interval(at: datagram.receivedAt, isRateKnown: isRateKnown) / 1_000_000) ms")
+                logger.debug("speaker: clock offset \(estimate.offset) ns at \(estimate.referenceTime) ± \(estimate.uncertainty / 1_000) µs, rate \(String(cFormat: "%+.2f", estimate.skew * 1e6)) ppm (found \(state.rateError.map { String(cFormat: "± %.1f ppm", $0 * 1e6) } ?? "not yet")); output drift correction \(String(cFormat: "%+.1f", state.rateCorrection * 1e6)) ppm, asking every \(schedule.interval(at: datagram.receivedAt, isRateKnown: isRateKnown) / 1_000_000) ms")
             }
         }
     }
