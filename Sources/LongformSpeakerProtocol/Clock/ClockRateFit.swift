@@ -10,9 +10,10 @@ import LongformCore
 /// least-biased line under the points; behind 10 ms of jitter it finds a clock 200 ppm off within
 /// about 25 ppm in 3 s, where a least-squares line through each quarter second's floors was still
 /// 30 to 140 ppm off at 8 s. On a quiet network, where nearly every point lies near its edge,
-/// least squares averages better (`NetworkClockEstimator` keeps it there). How far it may be off is taken from how closely the points crowd
-/// their edges: twice the fifth-lowest point's height above its edge, over half the span (over
-/// 280 made-up networks, 0.4 % of the rates found were further off, by at most 1.2 times).
+/// least squares averages better (`NetworkClockEstimator` keeps it there). How far the slope may
+/// be off is taken from how closely the points crowd their edges: twice the fifth-lowest point's
+/// height above its edge, over half the span (over 280 made-up networks, 0.4 % of the rates found
+/// were further off, by at most 1.2 times).
 public enum ClockRateFit {
     /// Which point's height above its edge measures the crowding (the fifth lowest).
     static let crowdingPoint = 4
@@ -20,14 +21,14 @@ public enum ClockRateFit {
     static let crowdingFactor = 2.0
 
     /// The rate (the sender's clock over the speaker's, less 1, within ±`maximumSkew`) and how
-    /// far it may be off (as measured: the caller sets a floor), from the legs' points (x: when the request left, y: the leg, both in ns
-    /// and relative to one reference); nil when either leg has fewer than five points or their
-    /// times span no time.
+    /// far it may be off (as measured: the caller sets a floor), from the legs' points (x: when
+    /// the request left, y: the leg, both in ns and relative to one reference for both legs); nil
+    /// when either leg has fewer than five points or their times span no time.
     public static func fit(upward: [(x: Double, y: Double)], downward: [(x: Double, y: Double)], maximumSkew: Double)
         -> (skew: Double, error: Double)? {
         guard upward.count > crowdingPoint, downward.count > crowdingPoint else { return nil }
         let rising = LowerEdgeFit.lowerHull(upward.sorted { $0.x < $1.x })
-        // The downward leg falls along the rate: mirrored in y it rises like the upward one.
+        // The downward leg falls along the rate: its least is taken along −slope.
         let falling = LowerEdgeFit.lowerHull(downward.sorted { $0.x < $1.x })
         let first = min(rising.first!.x, falling.first!.x), last = max(rising.last!.x, falling.last!.x)
         guard last > first else { return nil }

@@ -60,8 +60,8 @@ public struct NetworkClockEstimator: Sendable {
     public static let freshSamplesToForget = 8
     /// The rate is measured over this much of the legs' floors, once they span `skewMinimumSpan` (ns).
     public static let skewHistorySpan: UInt64 = 600_000_000_000
-    /// One second: on a quiet network a second's samples give the rate within a few ppm; behind
-    /// jitter its error says it is not yet usable (`usableRateError`). Not two: a
+    /// One second: on a quiet network the floors of four quarter seconds give the rate within a
+    /// few ppm; behind jitter its error says it is not yet usable (`usableRateError`). Not two: a
     /// group started 1.3 s after a speaker's first reply, and that speaker, 200 ppm fast, played
     /// its first second on the floors of the samples so far at no rate, up to 270 µs off.
     public static let skewMinimumSpan: UInt64 = 1_000_000_000
@@ -73,8 +73,8 @@ public struct NetworkClockEstimator: Sendable {
     static let wholeSecondBinsSpan: UInt64 = 20_000_000_000
     /// A rate is used once its error is at most this: 20 µs a second, which the floors of 5 s at no rate do not beat.
     public static let usableRateError = 0.000_02
-    /// Samples are brought to now along a rate only as far back as its error (a bound:
-    /// `ClockRateFit`) moves them by this much (ns), and never less than `unknownRateSpan`.
+    /// Samples are brought to now along a rate only as far back as its error (a bound) moves them
+    /// by this much (ns), and never less than `unknownRateSpan`.
     static let rateErrorBudget = 100_000.0
     /// The most the clocks' rates are taken to differ: far beyond a crystal's error.
     public static let maximumSkew = 0.000_5
@@ -262,10 +262,11 @@ public struct NetworkClockEstimator: Sendable {
     }
 
     /// Behind jitter, the rate from the legs' lower edges (`ClockRateFit`), once the samples kept
-    /// or the bins' floors span `skewMinimumSpan`: from whichever says it is nearer. The samples come first
-    /// (every one of them, where a bin keeps the least at no rate, which a clock 200 ppm off tilts
-    /// by 50 µs across a quarter second); the floors, which go back ten minutes (each second's
-    /// once they span 20 s), once the samples kept span less (15 s at two hundred a second).
+    /// or the bins' floors span `skewMinimumSpan`: from whichever says it is nearer. The samples
+    /// first (every one of them, where a bin keeps its least at no rate, which a clock 200 ppm
+    /// off tilts by 50 µs across a quarter second); the floors, which go back ten minutes (each
+    /// second's once they span 20 s), once the samples kept span less (15 s at two hundred a
+    /// second).
     private static func edgesRate(from quarterBins: [BinFloors], samples: [Sample]) -> (skew: Double, error: Double)? {
         var fits: [(skew: Double, error: Double)] = []
         if let first = samples.first, let last = samples.last, last.sentAt > first.sentAt, last.sentAt - first.sentAt >= skewMinimumSpan {
