@@ -64,10 +64,14 @@ public struct ClockRequestSchedule: Sendable, Equatable {
     }
 
     /// Whether the recent round trips say the network is quiet; false until the ring is full.
-    public var isNetworkQuiet: Bool {
-        guard roundTrips.count == Self.roundTripsConsidered else { return false }
+    public var isNetworkQuiet: Bool { Self.isQuiet(roundTrips) }
+
+    /// Whether `roundTrips` (the most recent, in any order) say a network is quiet: as many as
+    /// `roundTripsConsidered`, their median within `quietSpread` of their least.
+    public static func isQuiet(_ roundTrips: some Collection<UInt64>) -> Bool {
+        guard roundTrips.count == roundTripsConsidered else { return false }
         let sorted = roundTrips.sorted()
-        return sorted[sorted.count / 2] - sorted[0] <= Self.quietSpread
+        return sorted[sorted.count / 2] - sorted[0] <= quietSpread
     }
 
     /// The time to wait after a request sent at `now` (the speaker's clock, ns), the clocks'

@@ -236,8 +236,7 @@ public struct NetworkClockEstimator: Sendable {
     /// few samples that come close to them. (The edges alone on a quiet network: joining rooms
     /// drifted apart by up to 170 µs in their first 4 s, 4 of 10 joins over 100 µs.)
     private static func rate(from quarterBins: [BinFloors], samples: [Sample], near guess: Double) -> (skew: Double, error: Double)? {
-        let recent = samples.suffix(ClockRequestSchedule.roundTripsConsidered).map(\.roundTrip).sorted()
-        let isQuiet = recent.count == ClockRequestSchedule.roundTripsConsidered && recent[recent.count / 2] - recent[0] <= ClockRequestSchedule.quietSpread
+        let isQuiet = ClockRequestSchedule.isQuiet(samples.suffix(ClockRequestSchedule.roundTripsConsidered).map(\.roundTrip))
         return isQuiet ? leastSquaresRate(from: quarterBins, near: guess) : edgesRate(from: quarterBins, samples: samples)
     }
 
