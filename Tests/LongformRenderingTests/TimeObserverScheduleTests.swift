@@ -70,6 +70,34 @@ import Testing
         #expect(schedule.advance(to: Self.t(0.13), generation: 1, rate: 0).isEmpty)
     }
 
+    @Test func aBoundaryPassedAfterTheLastEvaluationIsDueAtOnce() {
+        // The timer evaluated just before the playlist's end (5 s) and re-armed just after it:
+        // armed by the boundaries after "now" alone, it was disarmed and the end never fired.
+        var schedule = TimeObserverSchedule()
+        schedule.reset(to: .zero, generation: 0, rate: 1)
+        let end = schedule.addBoundary(times: [Self.t(5)])
+        #expect(schedule.advance(to: Self.t(4.999), generation: 0, rate: 1).isEmpty)
+        #expect(schedule.nextDueTime(at: Self.t(5.001)) == Self.t(5), "the end, not passed at the last evaluation: due at once")
+        #expect(schedule.advance(to: Self.t(5.002), generation: 0, rate: 1) == [.init(id: end, time: Self.t(5))])
+        #expect(schedule.nextDueTime(at: Self.t(5.003)) == nil, "nothing left once it fired")
+    }
+
+    @Test func theNextDueTimeIsTheEarliestOfBoundariesAndIntervals() {
+        var schedule = TimeObserverSchedule()
+        schedule.reset(to: .zero, generation: 0, rate: 1)
+        _ = schedule.addBoundary(times: [Self.t(2)])
+        #expect(schedule.nextDueTime(at: .zero) == Self.t(2))
+        _ = schedule.advance(to: Self.t(0.5), generation: 0, rate: 1)
+        _ = schedule.addBoundary(times: [Self.t(0.5)])
+        #expect(schedule.nextDueTime(at: Self.t(0.6)) == Self.t(0.5), "a boundary added at the last evaluation's time is due there")
+        _ = schedule.advance(to: Self.t(0.6), generation: 0, rate: 1)
+        #expect(schedule.nextDueTime(at: Self.t(0.6)) == Self.t(2))
+        _ = schedule.addPeriodic(interval: Self.t(1))
+        #expect(schedule.nextDueTime(at: Self.t(0.7)) == Self.t(0.7), "a periodic observer not fired yet is due now")
+        _ = schedule.advance(to: Self.t(0.7), generation: 0, rate: 1)
+        #expect(schedule.nextDueTime(at: Self.t(0.8)) == Self.t(1.7))
+    }
+
     @Test func nextBoundaryIsTheEarliestAfterTheTime() {
         var schedule = TimeObserverSchedule()
         _ = schedule.addBoundary(times: [Self.t(5), Self.t(9)])

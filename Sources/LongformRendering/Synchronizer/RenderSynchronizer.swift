@@ -370,7 +370,7 @@ public final class RenderSynchronizer: @unchecked Sendable {
                 guard !state.schedule.isEmpty, !clockIsFrameDriven else { return nil }
                 // A change (a jump, a start or a stop) is evaluated at once.
                 if state.needsEvaluation { return 0 }
-                guard rate > 0, let due = state.schedule.nextDueTime(after: now) else { return nil }
+                guard rate > 0, let due = state.schedule.nextDueTime(at: now) else { return nil }
                 return min(max((due - now).seconds / rate, 0), Self.maximumObserverSleep)
             }()
             guard let delay else {

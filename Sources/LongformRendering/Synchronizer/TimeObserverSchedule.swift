@@ -99,13 +99,18 @@ public struct TimeObserverSchedule: Sendable {
         return firings
     }
 
-    /// The earliest timeline time at which an observer will be due, for a timeline now at `time`:
-    /// the next boundary, or a periodic observer's next interval. Nil when nothing is registered.
-    public func nextDueTime(after time: MediaTime) -> MediaTime? {
-        // A boundary added exactly at the playhead is due now; otherwise the next one after it.
-        let reachedNow = boundaries.values.contains { $0.isNew && $0.times.contains(time) }
-        let candidates = [reachedNow ? time : nil, nextBoundary(after: time)]
-            + periodics.values.map { periodic -> MediaTime? in periodic.lastFired.map { $0 + periodic.interval } ?? time }
+    /// The earliest timeline time at which an observer will be due, for a timeline now at `now`:
+    /// the first boundary not passed at the last evaluation, or a periodic observer's next
+    /// interval; at or before `now` when it is due at once. Nil when nothing is registered.
+    /// Counted from the last evaluation, not from `now`: a boundary the timeline passed after it
+    /// (between an evaluation and this call) is still to fire, and a timer armed by the boundaries
+    /// after `now` alone would never fire it (a playlist's end was lost: `longform play` played on).
+    public func nextDueTime(at now: MediaTime) -> MediaTime? {
+        let evaluated = lastTime ?? now
+        // A boundary added exactly at the last evaluation's time is due; otherwise the next one after it.
+        let reachedThen = boundaries.values.contains { $0.isNew && $0.times.contains(evaluated) }
+        let candidates = [reachedThen ? evaluated : nil, nextBoundary(after: evaluated)]
+            + periodics.values.map { periodic -> MediaTime? in periodic.lastFired.map { $0 + periodic.interval } ?? now }
         return candidates.compactMap { $0 }.min()
     }
 
