@@ -272,7 +272,7 @@ struct SpeakerOutageTests {
         try namespace.cut()
         Thread.sleep(forTimeInterval: 60)
         try namespace.restore()
-        sender.process.waitUntilExit()
+        sender.waitForExit()
         #expect(sender.process.terminationStatus == 0, "\(sender.output)")
         Thread.sleep(forTimeInterval: 0.5)
         speaker.stop()
@@ -308,7 +308,7 @@ struct SpeakerJitterTests {
         let sender = try LongformProcess(["play", "--route", "speaker:" + speakers.map { $0.endpoint(host: namespace.address) }.joined(separator: ","),
                                           "--state", state, ramp],
                                          readyPattern: "connected to", environment: ["LONGFORM_SPEAKER_TIMING_PORT": "\(timingPort)"])
-        sender.process.waitUntilExit()
+        sender.waitForExit()
         #expect(sender.process.terminationStatus == 0, "\(sender.output)")
         Thread.sleep(forTimeInterval: 1)
         withExtendedLifetime(proxy) {}
@@ -336,7 +336,7 @@ struct SpeakerJitterTests {
         first.running.kill(SIGKILL)
         let second = try SpeakerProcess(name: "study", extraArguments: [], listenPort: first.port)
         defer { second.stop() }
-        sender.process.waitUntilExit()
+        sender.waitForExit()
         // Time for the speaker to play out what it holds, on a host the other suites keep busy.
         Thread.sleep(forTimeInterval: 1.5)
         second.stop()

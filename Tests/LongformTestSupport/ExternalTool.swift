@@ -12,9 +12,12 @@ public enum ExternalTool {
         public var errorOutput: String
     }
 
-    /// Runs `executable` (a path, or a name looked up on PATH) with `arguments` and waits for it.
+    /// Runs `executable` (a path, or a name looked up on PATH) with `arguments` and waits for it, up
+    /// to `timeLimit` seconds: a process still running then is killed, and its error output ends
+    /// with where its threads were (`ProcessWatchdog`).
     @discardableResult
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+                           timeLimit: TimeInterval = 600) throws -> Result {
         let process = Process()
         if executable.contains("/") {
             process.executableURL = URL(fileURLWithPath: executable)
@@ -42,12 +45,13 @@ public enum ExternalTool {
         process.standardOutput = outputHandle
         process.standardError = errorHandle
         try process.run()
-        process.waitUntilExit()
+        let hang = ProcessWatchdog.waitForExit(of: process, timeLimit: timeLimit)
         try? outputHandle.close()
         try? errorHandle.close()
+        let errorOutput = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
         return Result(status: process.terminationStatus,
                       output: (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "",
-                      errorOutput: (try? String(contentsOf: errorURL, encoding: .utf8)) ?? "")
+                      errorOutput: hang.map { errorOutput + "\n" + $0 } ?? errorOutput)
     }
 
     /// Runs and throws when the status is not 0.

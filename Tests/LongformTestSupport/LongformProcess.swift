@@ -51,9 +51,19 @@ public final class LongformProcess: @unchecked Sendable {
     /// What it printed so far (its log included).
     public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
 
-    /// Sends `signalNumber` and waits for the process to end.
-    public func kill(_ signalNumber: Int32 = SIGTERM) {
+    /// Sends `signalNumber` and waits for the process to end, as `waitForExit(timeLimit:)` does.
+    public func kill(_ signalNumber: Int32 = SIGTERM, timeLimit: TimeInterval = 60) {
         if process.isRunning { Glibc.kill(process.processIdentifier, signalNumber) }
-        process.waitUntilExit()
+        waitForExit(timeLimit: timeLimit)
+    }
+
+    /// Waits for the process to end, up to `timeLimit` seconds: one still running then is killed,
+    /// and its output ends with where its threads were (`ProcessWatchdog`).
+    public func waitForExit(timeLimit: TimeInterval = 600) {
+        guard let hang = ProcessWatchdog.waitForExit(of: process, timeLimit: timeLimit),
+              let file = FileHandle(forWritingAtPath: outputPath) else { return }
+        file.seekToEndOfFile()
+        file.write(Data(("\n" + hang + "\n").utf8))
+        try? file.close()
     }
 }
