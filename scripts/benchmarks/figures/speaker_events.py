@@ -9,7 +9,7 @@ another played. A pause's windows run from the pause to 5 s after the resume; a 
 window after the joining room's first sound (silent until then, as it should be). Beside it,
 Snapcast's three clients on the same rooms, fed by mpd's fifo output, through the same events
 over mpd's protocol."""
-import os, statistics, subprocess, time
+import itertools, os, statistics, subprocess, time
 from ..common import speaker_route, LONGFORM, AUDIO, start_pulse, start_speaker, port_from_log, http_caller, percentile
 from ..peers.mpd import MPD
 from ..peers.snapcast import start_snapserver, start_snapclient
@@ -130,6 +130,8 @@ def longform_events(work, env, address, items, rounds):
         call("POST", "/api/transport/play")
         time.sleep(4)
 
+        join_numbers = itertools.count(1)
+
         def act(kind):
             if kind == "seek":
                 call("POST", "/api/transport/seek", {"offset": 30 + 7 * (recording.frame() // RATE % 11)})
@@ -146,7 +148,9 @@ def longform_events(work, env, address, items, rounds):
                 processes[ROOM_NAMES[-1]].kill()
                 processes[ROOM_NAMES[-1]].wait()
             elif kind == "join":
-                processes[ROOM_NAMES[-1]], _ = start_speaker(work, env, f"events-{ROOM_NAMES[-1]}-again", f"pulse:room-{ROOM_NAMES[-1]}", port=ports[-1])
+                # A name (and so a log) per join: each round's room is traced (`--keep-logs`).
+                processes[ROOM_NAMES[-1]], _ = start_speaker(work, env, f"events-{ROOM_NAMES[-1]}-again-{next(join_numbers)}", f"pulse:room-{ROOM_NAMES[-1]}",
+                                                             port=ports[-1])
         marks = play_rounds(recording, rounds, act)
     finally:
         stop_all(recording, processes)
