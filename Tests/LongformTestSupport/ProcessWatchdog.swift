@@ -27,19 +27,21 @@ public enum ProcessWatchdog {
         return description
     }
 
-    /// The stacks of every thread of process `pid`, from gdb, Swift names demangled.
+    /// The stacks of every thread of process `pid` (`scripts/thread-stacks`: gdb, Swift names demangled).
     public static func threadStacks(ofProcess pid: Int32) -> String {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/thread-stacks").path
         let stacks = Process()
         stacks.executableURL = URL(fileURLWithPath: "/bin/sh")
-        stacks.arguments = ["-c", "gdb -p \(pid) -batch -ex 'thread apply all bt' 2>&1 | (swift-demangle --simplified 2>/dev/null || cat)"]
+        stacks.arguments = [script, "\(pid)"]
         let output = Pipe()
         stacks.standardOutput = output
         stacks.standardError = output
         stacks.standardInput = FileHandle.nullDevice
-        guard (try? stacks.run()) != nil else { return "(gdb could not be started)" }
+        guard (try? stacks.run()) != nil else { return "(\(script) could not be started)" }
         // gdb ends on its own; its output is read to the end before waiting, so a full pipe cannot stall it.
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         stacks.waitUntilExit()
-        return text.split(separator: "\n").filter { $0.hasPrefix("Thread ") || $0.hasPrefix("#") }.joined(separator: "\n")
+        return text.trimmingCharacters(in: .newlines)
     }
 }
