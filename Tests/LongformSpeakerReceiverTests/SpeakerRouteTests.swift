@@ -324,6 +324,41 @@ struct SpeakerJitterTests {
     }
 }
 
+/// A speaker behind a link of limited rate (`scripts/impair --rate`), as on Wi-Fi: the fill comes
+/// slower than the speaker reads, so once it holds ten seconds it reads every 10 ms rather than at
+/// each segment; nothing is lost or repeated by it.
+@Suite(.serialized, .enabled(if: NetworkNamespace.isAvailable, "needs root for network namespaces"))
+struct SpeakerSlowLinkTests {
+    @Test(arguments: ["float", "flac"])
+    func aFillOverATwentyMegabitLinkIsReadPacedAndPlaysEveryFrameOnce(codec: String) throws {
+        let seconds = 16.0
+        let ramp = try RampAudio.file(named: "route-ramp-16s", seconds: seconds)
+        let namespace = try NetworkNamespace()
+        let speaker = try SpeakerProcess(name: "loft", extraArguments: ["--verbose"], wrapper: namespace.wrapper)
+        defer { speaker.stop() }
+        let probe = try LoopbackSocket.bound(type: Int32(SOCK_DGRAM.rawValue))
+        let timingPort = Int(probe.port)
+        close(probe.descriptor)
+        let proxy = try ImpairmentProxy(delay: 0, jitter: 0, rate: 20, tcp: ["\(namespace.address):\(speaker.port)=127.0.0.1:\(speaker.port)"],
+                                        udp: ["127.0.0.1:\(timingPort)=\(namespace.hostAddress):\(timingPort)"], wrapper: namespace.wrapper)
+        let state = TestAudio.path("route-state-\(UUID().uuidString.prefix(8))")
+        let sender = try LongformProcess(["play", "--route", "speaker:" + speaker.endpoint(host: namespace.address) + "?codec=\(codec)",
+                                          "--state", state, ramp],
+                                         readyPattern: "connected to", environment: ["LONGFORM_SPEAKER_TIMING_PORT": "\(timingPort)"])
+        sender.waitForExit()
+        #expect(sender.process.terminationStatus == 0, "\(sender.output)")
+        Thread.sleep(forTimeInterval: 1)
+        withExtendedLifetime(proxy) {}
+        speaker.stop()
+        // The fill (16 s of float is 5.6 MB, 2.3 s at 20 Mbit/s) streamed in far ahead: read paced.
+        #expect(speaker.output.contains("reading it every 10 ms"), "\(speaker.output)")
+        let played = try RampAudio.played(wav: speaker.outputPath)
+        let piece = try #require(played.pieces.first, "nothing played; \(sender.output)")
+        #expect(played.pieces.count == 1 && piece.isContinuous(tolerance: 2), "a gap, a jump or a repeat: \(played)")
+        #expect(abs(piece.count - (Int(seconds * 44_100) - 1)) <= 45 + RampAudio.resamplingAllowance(piece.count), "\(played)")
+    }
+}
+
 /// Restarts on either side: a speaker that comes back is fed again in step, and a speaker whose
 /// sender died plays on from its buffer and takes the next sender.
 @Suite(.serialized) struct SpeakerRestartTests {

@@ -29,6 +29,13 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     private var lastReceived = NIODeadline.now()
     private var statusTask: Scheduled<Void>?
     private var isReadingPaused = false
+    /// Whether reading waits for `pacedReadInterval` after the last read (see `pacedReadInterval`).
+    private var isPacingReads = false
+    /// When the last read ended, and when the last paced wait did.
+    private var lastReadCompleted: NIODeadline?
+    private var pacingEnded: NIODeadline?
+    /// Bytes read since the last read ended.
+    private var bytesInRead = 0
     private var roomCheck: Scheduled<Void>?
     /// Closes this connection if it is still pending when its handshake time is up.
     private var handshakeCheck: Scheduled<Void>?
@@ -87,7 +94,9 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         lastReceived = .now()
-        decoder.append(unwrapInboundIn(data).readableBytesView)
+        let bytes = unwrapInboundIn(data)
+        bytesInRead += bytes.readableBytes
+        decoder.append(bytes.readableBytesView)
         processFrames(context: context)
     }
 
@@ -107,7 +116,39 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
             refuse("speaker: \(peer): \(error); closing", code: 400, message: "\(error)", context: context)
             return
         }
+        // A status once a quarter second of audio has come tells the sender how far its audio
+        // has got, so that it keeps little in flight and a control message never waits behind
+        // much audio; one for all the frames of a read, not one per quarter second in it.
+        if framesSinceStatus > 0, let rate = service.session.withLock({ $0.format?.sampleRate }), framesSinceStatus >= Int(rate) / 4 {
+            framesSinceStatus = 0
+            sendStatus(service.updateSession { $0.status() }, context: context)
+        }
         updateReading(context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        defer { context.fireChannelReadComplete() }
+        let now = NIODeadline.now(), bytes = bytesInRead, last = lastReadCompleted
+        defer { (lastReadCompleted, bytesInRead) = (now, 0) }
+        // Streaming over a slow link: this read came soon after the last, or found audio waiting
+        // when a paced wait ended, and the bytes came slower than `pacedReadRateLimit`. A speaker
+        // topping up (a block a tenth of a second) or filling over loopback is never paced.
+        let isStreaming = [last, pacingEnded].contains { $0.map { now - $0 < Self.pacedReadInterval } ?? false }
+        guard isStreaming, let last, Double(bytes) < Self.pacedReadRateLimit * Double((now - last).nanoseconds) / 1e9, isFarAhead() else { return }
+        // The buffer is far ahead: read again once the interval is up, so that a fill wakes the
+        // speaker a hundred times a second rather than at each segment the network brings
+        // (about six hundred a second at 50 Mbit/s).
+        if pacingEnded.map({ now - $0 > .seconds(1) }) ?? true {
+            logger.debug("speaker: audio streams in from \(peer) far ahead of what plays; reading it every \(Self.pacedReadInterval.nanoseconds / 1_000_000) ms")
+        }
+        isPacingReads = true
+        applyReading(context: context)
+        context.eventLoop.scheduleTask(in: Self.pacedReadInterval) { [weak self] in
+            guard let self, context.channel.isActive else { return }
+            isPacingReads = false
+            pacingEnded = .now()
+            applyReading(context: context)
+        }
     }
 
     /// With a secret, a sender's hello is answered with a challenge and heard only after its proof
@@ -174,14 +215,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
             switch received {
             case .success(let stored):
                 actions = stored
-                // A status every quarter second of audio received tells the sender how far its
-                // audio has got, so that it keeps little in flight and a control message never
-                // waits behind much audio.
                 framesSinceStatus += Int(frameCount)
-                if let rate = service.session.withLock({ $0.format?.sampleRate }), framesSinceStatus >= Int(rate) / 4 {
-                    framesSinceStatus = 0
-                    sendStatus(service.updateSession { $0.status() }, context: context)
-                }
             case .failure(let refusal): actions = [.close(reason: refusal.reason)]
             }
         } else {
@@ -270,12 +304,40 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
+    /// While audio streams in, reads come at most this often once the buffer holds
+    /// `pacedReadLeadSeconds`: a control message then waits at most this long more, and the
+    /// audio the sender keeps in flight (`SpeakerFeed.inFlightSeconds`) still fills a 50 Mbit/s link.
+    static let pacedReadInterval = TimeAmount.milliseconds(10)
+    /// How far ahead of what plays the buffer must reach before reads are paced (seconds): far
+    /// more than a paced read's wait, and reached only by a fill, not by a start or a seek's refill.
+    static let pacedReadLeadSeconds: Int64 = 10
+    /// Reads are paced only while the bytes come slower than this (bytes a second: 100 Mbit/s):
+    /// faster, each read brings more than the interval's worth, and the wait would only cap the
+    /// fill at what the sender keeps in flight every 10 ms.
+    static let pacedReadRateLimit = 12_500_000.0
+
+    /// Whether the buffer holds `pacedReadLeadSeconds` beyond the next frame to play.
+    private func isFarAhead() -> Bool {
+        guard isActiveSender else { return false }
+        return service.session.withLock { session in
+            guard let buffer = session.buffer, let format = session.format, !buffer.isEmpty else { return false }
+            let next = max(session.nextFrame ?? buffer.startFrame, buffer.startFrame)
+            return buffer.endFrame - next >= Self.pacedReadLeadSeconds * Int64(format.sampleRate)
+        }
+    }
+
+    /// Reads while neither the buffer is full nor reads are being paced.
+    private func applyReading(context: ChannelHandlerContext) {
+        let isReading = !isReadingPaused && !isPacingReads
+        if context.channel.isActive { _ = context.channel.setOption(ChannelOptions.autoRead, value: isReading) }
+    }
+
     /// Pauses reading while the buffer is full; one check every 50 ms then resumes it.
     private func updateReading(context: ChannelHandlerContext) {
         let isFull = mustWaitForRoom()
         if isFull != isReadingPaused {
             isReadingPaused = isFull
-            _ = context.channel.setOption(ChannelOptions.autoRead, value: !isFull)
+            applyReading(context: context)
         }
         guard isFull, roomCheck == nil else { return }
         roomCheck = context.eventLoop.scheduleTask(in: .milliseconds(50)) { [weak self] in

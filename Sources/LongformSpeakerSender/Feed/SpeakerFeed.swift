@@ -66,9 +66,14 @@ final class SpeakerFeed: @unchecked Sendable {
     /// Audio messages carry at most this many frames (about 93 ms at 44.1 kHz).
     static let framesPerMessage = 4_096
     /// At most this much audio is in flight to a speaker (seconds): sent, and not yet said to be in
-    /// its buffer. A speaker reports every quarter second of audio it receives, so this bounds
-    /// the wait of a flush or an anchor behind audio, not the rate of the fill.
+    /// its buffer. It bounds the wait of a flush or an anchor behind audio; a speaker reports
+    /// once a quarter second of audio has come, or once a read, every 10 ms at most while far
+    /// ahead, so it also bounds the fill's rate: a second of 16-bit PCM in 10 ms is 141 Mbit/s.
     static let inFlightSeconds = 1.0
+    /// The same for a compressed stream: two seconds of FLAC are fewer bytes than one of 16-bit
+    /// PCM (this music's FLAC is a third of it), so a command waits no longer behind them, and
+    /// they fill a 50 Mbit/s link read every 10 ms, which one second did not (7.6 s, not 6.0).
+    static let compressedInFlightSeconds = 2.0
     /// A compressed block shorter than the grid allows, at the end of what is rendered, goes only
     /// to a speaker that will play it within this many seconds (or is not playing): the others
     /// wait for the whole block. Once the look-ahead is full the route renders a period at a
@@ -380,7 +385,7 @@ final class SpeakerFeed: @unchecked Sendable {
             return outbox.control
         }
         let end = min(history.endFrame, heldFrom ?? .max)
-        let inFlightLimit = Int64(Self.inFlightSeconds * Double(format.sampleRate))
+        let inFlightLimit = Int64((format.encoding.isCompressed ? Self.compressedInFlightSeconds : Self.inFlightSeconds) * Double(format.sampleRate))
         // A paused span is neither sent nor counted in flight (see `SentAudio.unrenderedSpans`),
         // nor is audio no longer held (heard, or skipped by a pause longer than the history keeps).
         let first = history.firstRenderedFrame(from: max(outbox.cursor, history.startFrame))
