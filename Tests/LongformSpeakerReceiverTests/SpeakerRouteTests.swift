@@ -285,6 +285,30 @@ struct SpeakerOutageTests {
     }
 }
 
+/// Plays `ramp` with `longform play` to `speakers` in `namespace` through `scripts/impair` (`delay`
+/// ± `jitter` ms, at most `rate` Mbit/s toward each host), the route given `routeQuery`; returns
+/// the sender once it has ended (checked) and a second has passed for the speakers to play out.
+/// The speakers see the proxy as their sender (it connects from 127.0.0.1 inside), so they ask
+/// its UDP port for the clock, which relays to the sender's fixed timing port on this side.
+private func playThroughImpairment(_ ramp: String, to speakers: [SpeakerProcess], in namespace: NetworkNamespace,
+                                   delay: Double, jitter: Double, rate: Double? = nil, routeQuery: String = "") throws -> LongformProcess {
+    // A port free on this side (the sender binds it on every address; the proxy binds it inside).
+    let probe = try LoopbackSocket.bound(type: Int32(SOCK_DGRAM.rawValue))
+    let timingPort = Int(probe.port)
+    close(probe.descriptor)
+    let proxy = try ImpairmentProxy(delay: delay, jitter: jitter, rate: rate, tcp: speakers.map { "\(namespace.address):\($0.port)=127.0.0.1:\($0.port)" },
+                                    udp: ["127.0.0.1:\(timingPort)=\(namespace.hostAddress):\(timingPort)"], wrapper: namespace.wrapper)
+    let state = TestAudio.path("route-state-\(UUID().uuidString.prefix(8))")
+    let sender = try LongformProcess(["play", "--route", "speaker:" + speakers.map { $0.endpoint(host: namespace.address) }.joined(separator: ",") + routeQuery,
+                                      "--state", state, ramp],
+                                     readyPattern: "connected to", environment: ["LONGFORM_SPEAKER_TIMING_PORT": "\(timingPort)"])
+    sender.waitForExit()
+    #expect(sender.process.terminationStatus == 0, "\(sender.output)")
+    Thread.sleep(forTimeInterval: 1)
+    withExtendedLifetime(proxy) {}
+    return sender
+}
+
 /// Speakers across a jittery network: in a namespace of their own, behind `scripts/impair`, which
 /// holds every chunk of audio and every clock datagram 5 ± 5 ms at random. The sender answers the
 /// clock on the port fixed by `LONGFORM_SPEAKER_TIMING_PORT`, which the proxy relays.
@@ -296,22 +320,7 @@ struct SpeakerJitterTests {
         let namespace = try NetworkNamespace()
         let speakers = try ["attic", "porch"].map { try SpeakerProcess(name: $0, wrapper: namespace.wrapper) }
         defer { speakers.forEach { $0.stop() } }
-        // The speakers see the proxy as their sender (it connects from 127.0.0.1 inside), so they
-        // ask its UDP port for the clock, which relays to the sender's port on this side.
-        // A port free on this side (the sender binds it on every address; the proxy binds it inside).
-        let probe = try LoopbackSocket.bound(type: Int32(SOCK_DGRAM.rawValue))
-        let timingPort = Int(probe.port)
-        close(probe.descriptor)
-        let proxy = try ImpairmentProxy(delay: 5, jitter: 5, tcp: speakers.map { "\(namespace.address):\($0.port)=127.0.0.1:\($0.port)" },
-                                        udp: ["127.0.0.1:\(timingPort)=\(namespace.hostAddress):\(timingPort)"], wrapper: namespace.wrapper)
-        let state = TestAudio.path("route-state-\(UUID().uuidString.prefix(8))")
-        let sender = try LongformProcess(["play", "--route", "speaker:" + speakers.map { $0.endpoint(host: namespace.address) }.joined(separator: ","),
-                                          "--state", state, ramp],
-                                         readyPattern: "connected to", environment: ["LONGFORM_SPEAKER_TIMING_PORT": "\(timingPort)"])
-        sender.waitForExit()
-        #expect(sender.process.terminationStatus == 0, "\(sender.output)")
-        Thread.sleep(forTimeInterval: 1)
-        withExtendedLifetime(proxy) {}
+        let sender = try playThroughImpairment(ramp, to: speakers, in: namespace, delay: 5, jitter: 5)
         for speaker in speakers {
             speaker.stop()
             // Both synchronised their clocks through the proxy (else nothing would play) and
@@ -336,19 +345,7 @@ struct SpeakerSlowLinkTests {
         let namespace = try NetworkNamespace()
         let speaker = try SpeakerProcess(name: "loft", extraArguments: ["--verbose"], wrapper: namespace.wrapper)
         defer { speaker.stop() }
-        let probe = try LoopbackSocket.bound(type: Int32(SOCK_DGRAM.rawValue))
-        let timingPort = Int(probe.port)
-        close(probe.descriptor)
-        let proxy = try ImpairmentProxy(delay: 0, jitter: 0, rate: 20, tcp: ["\(namespace.address):\(speaker.port)=127.0.0.1:\(speaker.port)"],
-                                        udp: ["127.0.0.1:\(timingPort)=\(namespace.hostAddress):\(timingPort)"], wrapper: namespace.wrapper)
-        let state = TestAudio.path("route-state-\(UUID().uuidString.prefix(8))")
-        let sender = try LongformProcess(["play", "--route", "speaker:" + speaker.endpoint(host: namespace.address) + "?codec=\(codec)",
-                                          "--state", state, ramp],
-                                         readyPattern: "connected to", environment: ["LONGFORM_SPEAKER_TIMING_PORT": "\(timingPort)"])
-        sender.waitForExit()
-        #expect(sender.process.terminationStatus == 0, "\(sender.output)")
-        Thread.sleep(forTimeInterval: 1)
-        withExtendedLifetime(proxy) {}
+        let sender = try playThroughImpairment(ramp, to: [speaker], in: namespace, delay: 0, jitter: 0, rate: 20, routeQuery: "?codec=\(codec)")
         speaker.stop()
         // The fill (16 s of float is 5.6 MB, 2.3 s at 20 Mbit/s) streamed in far ahead: read paced.
         #expect(speaker.output.contains("reading it every 10 ms"), "\(speaker.output)")
