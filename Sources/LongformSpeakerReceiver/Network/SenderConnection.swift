@@ -6,8 +6,10 @@ import NIOCore
 import Synchronization
 
 /// One sender's TCP connection: bytes into frames, frames into the session, the session's answers
-/// back; the speaker's status every second and every quarter second of audio received; reading paused while the buffer is full (TCP's flow
-/// control then holds the sender); closed after 10 s with nothing received (a half-open connection) or
+/// back; the speaker's status every second and after each read that brought a quarter second of
+/// audio; reading paused while the buffer is full (TCP's flow control then holds the sender), and
+/// for 10 ms after each read of a fill that streams in far ahead over a slow link (`ReadPacing`);
+/// closed after 10 s with nothing received (a half-open connection) or
 /// on a protocol error, which is logged with the peer's address. The buffer survives a close.
 /// Until it is the sender it is pending (`ConnectionAdmission`): closed 5 s after it opened
 /// whatever it sends, or earlier when newer connections crowd it out. Its warnings go through the
@@ -29,13 +31,8 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     private var lastReceived = NIODeadline.now()
     private var statusTask: Scheduled<Void>?
     private var isReadingPaused = false
-    /// Whether reading waits for `pacedReadInterval` after the last read (see `pacedReadInterval`).
-    private var isPacingReads = false
-    /// When the last read ended, and when the last paced wait did.
-    private var lastReadCompleted: NIODeadline?
-    private var pacingEnded: NIODeadline?
-    /// Bytes read since the last read ended.
-    private var bytesInRead = 0
+    /// Whether a read waits a little after the last (a fill over a slow link, far ahead).
+    private var pacing = ReadPacing()
     private var roomCheck: Scheduled<Void>?
     /// Closes this connection if it is still pending when its handshake time is up.
     private var handshakeCheck: Scheduled<Void>?
@@ -95,7 +92,7 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         lastReceived = .now()
         let bytes = unwrapInboundIn(data)
-        bytesInRead += bytes.readableBytes
+        pacing.received(byteCount: bytes.readableBytes)
         decoder.append(bytes.readableBytesView)
         processFrames(context: context)
     }
@@ -128,25 +125,14 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         defer { context.fireChannelReadComplete() }
-        let now = NIODeadline.now(), bytes = bytesInRead, last = lastReadCompleted
-        defer { (lastReadCompleted, bytesInRead) = (now, 0) }
-        // Streaming over a slow link: this read came soon after the last, or found audio waiting
-        // when a paced wait ended, and the bytes came slower than `pacedReadRateLimit`. A speaker
-        // topping up (a block a tenth of a second) or filling over loopback is never paced.
-        let isStreaming = [last, pacingEnded].contains { $0.map { now - $0 < Self.pacedReadInterval } ?? false }
-        guard isStreaming, let last, Double(bytes) < Self.pacedReadRateLimit * Double((now - last).nanoseconds) / 1e9, isFarAhead() else { return }
-        // The buffer is far ahead: read again once the interval is up, so that a fill wakes the
-        // speaker a hundred times a second rather than at each segment the network brings
-        // (about six hundred a second at 50 Mbit/s).
-        if pacingEnded.map({ now - $0 > .seconds(1) }) ?? true {
-            logger.debug("speaker: audio streams in from \(peer) far ahead of what plays; reading it every \(Self.pacedReadInterval.nanoseconds / 1_000_000) ms")
+        guard case .wait(let isFirstInAWhile) = pacing.readEnded(at: HostClock.now(), isFarAhead: isFarAhead) else { return }
+        if isFirstInAWhile {
+            logger.debug("speaker: audio streams in from \(peer) far ahead of what plays; reading it every \(ReadPacing.interval / 1_000_000) ms")
         }
-        isPacingReads = true
         applyReading(context: context)
-        context.eventLoop.scheduleTask(in: Self.pacedReadInterval) { [weak self] in
+        context.eventLoop.scheduleTask(in: .nanoseconds(Int64(ReadPacing.interval))) { [weak self] in
             guard let self, context.channel.isActive else { return }
-            isPacingReads = false
-            pacingEnded = .now()
+            pacing.waitEnded(at: HostClock.now())
             applyReading(context: context)
         }
     }
@@ -304,31 +290,19 @@ final class SenderConnection: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
-    /// While audio streams in, reads come at most this often once the buffer holds
-    /// `pacedReadLeadSeconds`: a control message then waits at most this long more, and the
-    /// audio the sender keeps in flight (`SpeakerFeed.inFlightSeconds`) still fills a 50 Mbit/s link.
-    static let pacedReadInterval = TimeAmount.milliseconds(10)
-    /// How far ahead of what plays the buffer must reach before reads are paced (seconds): far
-    /// more than a paced read's wait, and reached only by a fill, not by a start or a seek's refill.
-    static let pacedReadLeadSeconds: Int64 = 10
-    /// Reads are paced only while the bytes come slower than this (bytes a second: 100 Mbit/s):
-    /// faster, each read brings more than the interval's worth, and the wait would only cap the
-    /// fill at what the sender keeps in flight every 10 ms.
-    static let pacedReadRateLimit = 12_500_000.0
-
-    /// Whether the buffer holds `pacedReadLeadSeconds` beyond the next frame to play.
+    /// Whether the buffer holds `ReadPacing.leadSeconds` beyond the next frame to play.
     private func isFarAhead() -> Bool {
         guard isActiveSender else { return false }
         return service.session.withLock { session in
             guard let buffer = session.buffer, let format = session.format, !buffer.isEmpty else { return false }
             let next = max(session.nextFrame ?? buffer.startFrame, buffer.startFrame)
-            return buffer.endFrame - next >= Self.pacedReadLeadSeconds * Int64(format.sampleRate)
+            return buffer.endFrame - next >= ReadPacing.leadSeconds * Int64(format.sampleRate)
         }
     }
 
     /// Reads while neither the buffer is full nor reads are being paced.
     private func applyReading(context: ChannelHandlerContext) {
-        let isReading = !isReadingPaused && !isPacingReads
+        let isReading = !isReadingPaused && !pacing.isWaiting
         if context.channel.isActive { _ = context.channel.setOption(ChannelOptions.autoRead, value: isReading) }
     }
 
