@@ -39,7 +39,8 @@ public enum ProcessWatchdog {
         stacks.standardError = output
         stacks.standardInput = FileHandle.nullDevice
         guard (try? stacks.run()) != nil else { return "(\(script) could not be started)" }
-        // gdb ends on its own; its output is read to the end before waiting, so a full pipe cannot stall it.
+        // The script ends within 40 s (gdb has 20 s a try, two tries); its output is read to the
+        // end before waiting, so a full pipe cannot stall it.
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         stacks.waitUntilExit()
         return text.trimmingCharacters(in: .newlines)
