@@ -66,13 +66,14 @@ final class SpeakerFeed: @unchecked Sendable {
     /// Audio messages carry at most this many frames (about 93 ms at 44.1 kHz).
     static let framesPerMessage = 4_096
     /// At most this much audio is in flight to a speaker (seconds): sent, and not yet said to be in
-    /// its buffer. It bounds the wait of a flush or an anchor behind audio; a speaker reports
-    /// once a quarter second of audio has come, or once a read, every 10 ms at most while far
-    /// ahead, so it also bounds the fill's rate: a second of 16-bit PCM in 10 ms is 141 Mbit/s.
+    /// its buffer. It bounds the wait of a flush or an anchor behind audio; and since a speaker
+    /// far ahead reports after reads 10 ms apart (`ReadPacing`), it bounds the fill's rate too:
+    /// a second of 16-bit PCM each 10 ms is 141 Mbit/s.
     static let inFlightSeconds = 1.0
-    /// The same for a compressed stream: two seconds of FLAC are fewer bytes than one of 16-bit
-    /// PCM (this music's FLAC is a third of it), so a command waits no longer behind them, and
-    /// they fill a 50 Mbit/s link read every 10 ms, which one second did not (7.6 s, not 6.0).
+    /// The same for a compressed stream: two seconds of music as FLAC (under half of 16-bit PCM's
+    /// bytes, a third for the bench's) are no more bytes than one of 16-bit PCM, so a command
+    /// waits no longer behind them, and they fill a 50 Mbit/s link read every 10 ms, which one
+    /// second of FLAC (about 58 KB) did not.
     static let compressedInFlightSeconds = 2.0
     /// A compressed block shorter than the grid allows, at the end of what is rendered, goes only
     /// to a speaker that will play it within this many seconds (or is not playing): the others
