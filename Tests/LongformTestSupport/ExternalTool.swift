@@ -71,6 +71,12 @@ public enum ExternalTool {
     /// The `longform` executable built beside the test bundle.
     public static var longformExecutable: String { builtExecutable(named: "longform") }
 
+    /// The path of the repository's `scripts/NAME` (this file lies two folders below the root).
+    public static func script(named name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts").appendingPathComponent(name).path
+    }
+
     /// The executable `name` of this package, built beside the test bundle.
     public static func builtExecutable(named name: String) -> String {
         let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()

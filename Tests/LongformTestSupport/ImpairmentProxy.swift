@@ -13,8 +13,7 @@ public final class ImpairmentProxy: @unchecked Sendable {
     /// Starts it (inside a namespace with a `wrapper`) with `LISTEN=TARGET` mappings, and waits
     /// until every listener is bound.
     public init(delay: Double, jitter: Double, rate: Double? = nil, tcp: [String] = [], udp: [String] = [], wrapper: [String] = []) throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("scripts/impair").path
+        let script = ExternalTool.script(named: "impair")
         let arguments = ["--delay", "\(delay)", "--jitter", "\(jitter)"] + (rate.map { ["--rate", "\($0)"] } ?? [])
             + tcp.flatMap { ["--tcp", $0] } + udp.flatMap { ["--udp", $0] }
         let command = wrapper + ["/usr/bin/python3", script] + arguments

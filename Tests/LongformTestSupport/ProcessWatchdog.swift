@@ -29,8 +29,7 @@ public enum ProcessWatchdog {
 
     /// The stacks of every thread of process `pid` (`scripts/thread-stacks`: gdb, Swift names demangled).
     public static func threadStacks(ofProcess pid: Int32) -> String {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("scripts/thread-stacks").path
+        let script = ExternalTool.script(named: "thread-stacks")
         let stacks = Process()
         stacks.executableURL = URL(fileURLWithPath: "/bin/sh")
         stacks.arguments = [script, "\(pid)"]
