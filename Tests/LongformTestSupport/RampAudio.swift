@@ -67,7 +67,8 @@ public enum RampAudio {
         public var description: String { "pieces \(pieces), silences \(silenceLengths)" }
 
         /// The same, with each piece also split where the ramp jumps (a seek heard without a
-        /// silence before it), a silence of 0 frames between the two parts.
+        /// silence of 64 frames before it). The frames between the two parts, counted as their
+        /// silence, are the resampler's ringing about the jump and any shorter silence.
         public func splitAtJumps() -> Played {
             var split = Played(pieces: [], silenceLengths: [])
             for (index, piece) in pieces.enumerated() {
@@ -75,14 +76,24 @@ public enum RampAudio {
                 var rest = piece
                 while let jump = rest.firstBadStep {
                     split.pieces.append(Piece(values: Array(rest.values[..<jump]), firstBadStep: nil))
-                    split.silenceLengths.append(0)
-                    let tail = Array(rest.values[jump...])
+                    let resumed = RampAudio.firstRising(in: rest.values, from: jump)
+                    split.silenceLengths.append(resumed - jump)
+                    let tail = Array(rest.values[resumed...])
                     rest = Piece(values: tail, firstBadStep: RampAudio.firstBadStep(in: tail))
                 }
                 split.pieces.append(rest)
             }
             return split
         }
+    }
+
+    /// The first index from `start` where the ramp rises cleanly for `2 * ringingFrames` frames
+    /// (silence and ringing do not); the last index if it never does again.
+    static func firstRising(in values: [Int32], from start: Int) -> Int {
+        let span = 2 * ringingFrames
+        var index = start
+        while index + span < values.count && distance(from: values[index], to: values[index + span], frames: span) > 2 { index += 1 }
+        return min(index, values.count - 1)
     }
 
     /// How far `frames` frames played may be from as many frames of the source: 1,000 ppm, the
@@ -123,13 +134,23 @@ public enum RampAudio {
         return Played(pieces: pieces.map { Piece(values: $0, firstBadStep: firstBadStep(in: $0)) }, silenceLengths: silenceLengths)
     }
 
+    /// The first index, away from the ends' ringing, where the ramp steps by other than 0, 1 or 2
+    /// frames and does not run on across the step. Only a wrap is excused, and only by the ramp
+    /// running on from the frames before its ringing to those after: a value test ("near 0 or
+    /// 16,383") also excused a seek whose ringing overshot past 16,320 or dipped below 0, and one
+    /// that left a silence shorter than a split's 64 frames.
     private static func firstBadStep(in values: [Int32]) -> Int? {
         guard values.count > 2 * ringingFrames + 1 else { return nil }
         for index in (ringingFrames + 1)..<(values.count - ringingFrames) {
-            var step = Int(values[index] - values[index - 1])
-            if step < -8_000 { step += 16_384 } // the ramp wrapped
-            let nearWrap = values[max(0, index - 4)...min(values.count - 1, index + 4)].contains { $0 < 64 || $0 > 16_320 }
-            if !nearWrap && !(0...2).contains(step) { return index }
+            let step = (Int(values[index]) - Int(values[index - 1]) + 16_384) % 16_384
+            if (0...2).contains(step) { continue }
+            // A resampler rings for at most `ringingFrames` frames either side of the wrap's fall.
+            let before = index - 2 - ringingFrames, after = index + 2 * ringingFrames
+            if before >= 0 && after < values.count,
+               distance(from: values[before], to: values[after], frames: after - before) <= 2 {
+                continue
+            }
+            return index
         }
         return nil
     }
