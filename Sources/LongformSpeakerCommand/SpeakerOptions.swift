@@ -55,7 +55,7 @@ public struct SpeakerOptions: ParsableArguments {
     @Option(name: .long, help: "Milliseconds to delay the output by, for a device whose latency cannot be measured.")
     public var latencyOffset = 0.0
 
-    @Flag(name: .long, help: "Play the stream's frames unchanged, bit for bit: keep in step by skipping or repeating a frame once a frame off the timeline (±23 µs at 44.1 kHz), not by resampling.")
+    @Flag(name: .long, help: "Play the stream's frames unchanged, bit for bit: keep in step by skipping or repeating a frame once surely a frame off the timeline (23 µs at 44.1 kHz, plus the clock's uncertainty), not by resampling.")
     public var bitExact = false
 
     @Option(name: .long, help: "Sample rate the route plays at, in Hz.")

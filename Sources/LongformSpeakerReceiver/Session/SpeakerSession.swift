@@ -37,8 +37,9 @@ public struct SpeakerSession: Sendable {
         /// The buffer never takes more memory than this, whatever the format and the seconds.
         public var maximumBufferBytes: Int
         /// Whether the output plays the stream's frames unchanged, bit for bit: it keeps to the
-        /// timeline by skipping or repeating a whole frame once it is a frame off (within ±1
-        /// frame, 23 µs at 44.1 kHz), not by resampling (within a twentieth of a frame).
+        /// timeline by skipping or repeating whole frames once surely a frame off (within a frame,
+        /// 23 µs at 44.1 kHz, plus the clock estimate's uncertainty), not by resampling (within a
+        /// twentieth of a frame).
         public var isBitExact: Bool
 
         /// A configuration.
@@ -534,11 +535,12 @@ public struct SpeakerSession: Sendable {
                   let followed = positionAnchor, followed == anchor || isSameTimeline(followed, anchor) {
             // In step: continue without a seam, correcting the drift between the output's clock
             // and the network's by reading a little faster or slower; or, bit-exact, by skipping or
-            // repeating whole frames once a frame off (the start was whole, so every read stays whole).
+            // repeating whole frames once surely a frame off (the start was whole, so every read stays whole).
             if configuration.isBitExact {
-                let error = target - current
-                start = abs(error) >= 1 ? current + error.rounded(.towardZero) : current
-                slippedFrames += Int(abs(start - current))
+                let uncertainty = Double(clock.estimate?.uncertainty ?? 0) * sampleRate / 1e9
+                let frames = drift.wholeFrames(forError: target - current, uncertainty: uncertainty, blockFrameCount: frameCount)
+                start = current + Double(frames)
+                slippedFrames += abs(frames)
             } else {
                 start = current
                 drift.update(error: target - current, blockSeconds: Double(frameCount) / sampleRate, sampleRate: sampleRate)
