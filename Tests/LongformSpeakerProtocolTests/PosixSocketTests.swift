@@ -49,6 +49,29 @@ import Testing
         #expect(client.receiveDatagram() == nil, "nothing else arrives")
     }
 
+    /// The clock thread's sleep between requests: a reply that comes does not end it (the reply
+    /// is read after it, stamped with when it came: above), a shutdown from another thread does.
+    @Test func aSleepUntilShutDownIsEndedByAShutdownNotByADatagram() throws {
+        let peer = try PosixSocket.boundDatagramSocket()
+        let client = try PosixSocket.connectedDatagramSocket(host: "127.0.0.1", port: peer.localPort)
+        client.setTimeouts(seconds: 1)
+        client.sendDatagram([7])
+        peer.setTimeouts(seconds: 1)
+        let request = try #require(peer.receiveDatagram())
+        let sent = HostClock.now()
+        peer.sendDatagram([8], to: request.sender, length: request.senderLength)
+        #expect(!client.waitUntilShutDown(milliseconds: 300), "a datagram ended the sleep")
+        #expect(HostClock.now() - sent >= 290_000_000)
+        let answer = try #require(client.receiveDatagram())
+        #expect(answer.bytes == [8])
+
+        let shutter = Thread { Thread.sleep(forTimeInterval: 0.1); client.shutdown() }
+        let before = HostClock.now()
+        shutter.start()
+        #expect(client.waitUntilShutDown(milliseconds: 5_000))
+        #expect(HostClock.now() - before < 1_000_000_000, "the shutdown ended the sleep")
+    }
+
     /// A name where a numeric address is expected is refused with the name in the error.
     @Test func aNonNumericAddressIsNamedInTheError() {
         #expect {

@@ -131,6 +131,15 @@ package final class PosixSocket: @unchecked Sendable {
         return poll(&poller, 1, max(milliseconds, 0)) > 0
     }
 
+    /// Waits up to `milliseconds` for the socket to be shut down or to fail, not for a datagram
+    /// (with `stampArrivals()`, what came meanwhile is read with the time it came): whether it was.
+    package func waitUntilShutDown(milliseconds: Int32) -> Bool {
+        // Nothing asked: POLLHUP and POLLERR are reported anyway, and a UDP socket shut down both
+        // ways is hung up, a refused send leaves an error.
+        var poller = pollfd(fd: descriptor, events: 0, revents: 0)
+        return poll(&poller, 1, max(milliseconds, 0)) > 0
+    }
+
     /// A received datagram: its bytes, who sent it, and when it arrived.
     package struct Datagram {
         /// Its payload.

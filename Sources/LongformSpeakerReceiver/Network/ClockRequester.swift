@@ -14,8 +14,9 @@ import Synchronization
 ///
 /// On its own thread with a plain UDP socket, not on the event loop that reads the audio: a reply
 /// must not wait behind minutes of audio arriving. The system stamps each reply's arrival, so a
-/// busy host (the thread woken late) does not read as a slow network. Between requests the thread
-/// sleeps in `poll` on the socket alone: a new target or a stop shuts the socket down to wake it.
+/// busy host (the thread woken late) does not read as a slow network, and the thread wakes once an
+/// exchange: it sleeps in `poll` until the next request, not until the reply, and reads what came
+/// as it wakes. A new target or a stop shuts the socket down to wake it.
 final class ClockRequester: Sendable {
     /// Where to ask, as set by the connection; the thread opens a socket for each new one.
     private struct Target {
@@ -91,6 +92,43 @@ final class ClockRequester: Sendable {
         /// Replies taken from this target, whether its clock was said to be good, and when a
         /// clock still not good is next warned of: a speaker that waits long for its clock is silent.
         var replies = 0, isGoodReported = false, nextPoorWarning: UInt64 = 0
+
+        /// Takes a datagram that came on the socket: the reply to a request of ours, or nothing.
+        func take(_ datagram: PosixSocket.Datagram) {
+            // A refused send (nothing on the sender's port yet) surfaces as an error: no datagram.
+            // Not an answer to a request of ours: dropped without a word (checked before the tag,
+            // so that a flood costs no HMAC, and a forged reply does not use up the real one's slot).
+            guard let reply = ClockExchange.decodeReply(datagram.bytes), outstanding[reply.sequence] == reply.t1 else { return }
+            guard ClockExchange.isReply(datagram.bytes, taggedWith: key) else {
+                // Paired, and not tagged with our secret's key: a forgery, or a sender without the
+                // secret (or of a version before tags), which this speaker never synchronises with.
+                untaggedReplies += 1
+                if untaggedReplies == 50 || untaggedReplies % 3_000 == 0 {
+                    logger.warning("speaker: \(untaggedReplies) clock replies in a row not tagged with this speaker's secret; the clock waits for its sender's")
+                }
+                return
+            }
+            untaggedReplies = 0
+            outstanding.removeValue(forKey: reply.sequence)
+            replies += 1
+            let state = session.withLock { session in
+                (sample: session.receiveClockReply(reply, at: datagram.receivedAt), estimate: session.clock.estimate,
+                 rateError: session.clock.rateError, rateCorrection: session.rateCorrection, isGood: session.clock.isGood,
+                 isRateKnown: session.clock.isRateKnown)
+            }
+            if let sample = state.sample { schedule.noteRoundTrip(sample.roundTrip) }
+            isRateKnown = state.isRateKnown
+            if state.isGood && !isGoodReported {
+                isGoodReported = true
+                let seconds = Double(datagram.receivedAt &- targetSince) / 1e9
+                logger.log(level: seconds < 2 ? .debug : .info, "speaker: clock good after \(String(cFormat: "%.2f", seconds)) s and \(replies) replies, ± \((state.estimate?.uncertainty ?? 0) / 1_000) µs")
+            }
+            if datagram.receivedAt >= nextLog, let estimate = state.estimate {
+                nextLog = datagram.receivedAt + 1_000_000_000
+                logger.debug("speaker: clock offset \(estimate.offset) ns at \(estimate.referenceTime) ± \(estimate.uncertainty / 1_000) µs, rate \(String(cFormat: "%+.2f", estimate.skew * 1e6)) ppm (found \(state.rateError.map { String(cFormat: "± %.1f ppm", $0 * 1e6) } ?? "not yet")); output drift correction \(String(cFormat: "%+.1f", state.rateCorrection * 1e6)) ppm, asking every \(schedule.interval(at: datagram.receivedAt, isRateKnown: isRateKnown) / 1_000_000) ms")
+            }
+        }
+
         while !thread.shouldStop {
             let (wanted, wantedGeneration, _) = target.withLock { $0 }
             if wantedGeneration != generation {
@@ -142,46 +180,18 @@ final class ClockRequester: Sendable {
                 nextRequest += interval
                 if nextRequest <= t1 { nextRequest = t1 + interval }
             }
-            // Waits for replies until the next request (a change of target or a stop shuts the
-            // socket down, which ends the wait). Rounded up to the millisecond: rounded down, the
-            // last fraction of a millisecond before each request was a busy loop of polls, fifty
-            // times a second most of what a playing speaker cost.
+            // Takes every reply that has come (the system stamped each as it arrived), then sleeps
+            // until the next request: woken once an exchange, not also by its reply (a speaker asks
+            // two hundred times a second behind jitter, for its first minute). A change of target
+            // or a stop shuts the socket down, which ends the sleep. Rounded up to the millisecond:
+            // rounded down, the last fraction of a millisecond before each request was a busy loop
+            // of polls, fifty times a second most of what a playing speaker cost.
+            while socket.waitUntilReadable(milliseconds: 0), let datagram = socket.receiveDatagram() {
+                take(datagram)
+            }
             let now = HostClock.now()
             let wait = nextRequest > now ? nextRequest - now : 0
-            guard socket.waitUntilReadable(milliseconds: Int32((wait + 999_999) / 1_000_000)) else { continue }
-            // A refused send (nothing on the sender's port yet) surfaces here as an error: nil.
-            // Not an answer to a request of ours: dropped without a word (checked before the tag,
-            // so that a flood costs no HMAC, and a forged reply does not use up the real one's slot).
-            guard let datagram = socket.receiveDatagram(), let reply = ClockExchange.decodeReply(datagram.bytes),
-                  outstanding[reply.sequence] == reply.t1 else { continue }
-            guard ClockExchange.isReply(datagram.bytes, taggedWith: key) else {
-                // Paired, and not tagged with our secret's key: a forgery, or a sender without the
-                // secret (or of a version before tags), which this speaker never synchronises with.
-                untaggedReplies += 1
-                if untaggedReplies == 50 || untaggedReplies % 3_000 == 0 {
-                    logger.warning("speaker: \(untaggedReplies) clock replies in a row not tagged with this speaker's secret; the clock waits for its sender's")
-                }
-                continue
-            }
-            untaggedReplies = 0
-            outstanding.removeValue(forKey: reply.sequence)
-            replies += 1
-            let state = session.withLock { session in
-                (sample: session.receiveClockReply(reply, at: datagram.receivedAt), estimate: session.clock.estimate,
-                 rateError: session.clock.rateError, rateCorrection: session.rateCorrection, isGood: session.clock.isGood,
-                 isRateKnown: session.clock.isRateKnown)
-            }
-            if let sample = state.sample { schedule.noteRoundTrip(sample.roundTrip) }
-            isRateKnown = state.isRateKnown
-            if state.isGood && !isGoodReported {
-                isGoodReported = true
-                let seconds = Double(datagram.receivedAt &- targetSince) / 1e9
-                logger.log(level: seconds < 2 ? .debug : .info, "speaker: clock good after \(String(cFormat: "%.2f", seconds)) s and \(replies) replies, ± \((state.estimate?.uncertainty ?? 0) / 1_000) µs")
-            }
-            if datagram.receivedAt >= nextLog, let estimate = state.estimate {
-                nextLog = datagram.receivedAt + 1_000_000_000
-                logger.debug("speaker: clock offset \(estimate.offset) ns at \(estimate.referenceTime) ± \(estimate.uncertainty / 1_000) µs, rate \(String(cFormat: "%+.2f", estimate.skew * 1e6)) ppm (found \(state.rateError.map { String(cFormat: "± %.1f ppm", $0 * 1e6) } ?? "not yet")); output drift correction \(String(cFormat: "%+.1f", state.rateCorrection * 1e6)) ppm, asking every \(schedule.interval(at: datagram.receivedAt, isRateKnown: isRateKnown) / 1_000_000) ms")
-            }
+            _ = socket.waitUntilShutDown(milliseconds: Int32((wait + 999_999) / 1_000_000))
         }
     }
 }
