@@ -37,9 +37,8 @@ public struct DriftCorrector: Sendable, Equatable {
     /// `blockFrameCount` whose timeline is `error` frames ahead of where it reads, by a clock
     /// estimate within `uncertainty` frames of the truth. It starts only once the output is surely
     /// a frame off (the error beyond a frame plus the uncertainty: an estimate that wanders within
-    /// it says nothing of drift, and on one machine, where nothing drifts, an estimate moving 26 µs
-    /// under load slipped a frame) and goes on until within half a frame, at most 1,000 ppm of the
-    /// block, rounded up (a frame a block of 441).
+    /// it says nothing of drift, and each slip is heard) and goes on until within half a frame, at
+    /// most 1,000 ppm of the block, rounded up (a frame a block of 441).
     public mutating func wholeFrames(forError error: Double, uncertainty: Double, blockFrameCount: Int) -> Int {
         let size = abs(error)
         if !isSlipping && size < 1 + uncertainty { return 0 }
