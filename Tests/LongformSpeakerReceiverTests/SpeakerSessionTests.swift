@@ -51,6 +51,28 @@ import Testing
         #expect(session.nextFrame == 1_000 + Int64(heard.count - begin))
     }
 
+    /// An anchor that reaches the output after its moment (a resume on a loaded host): the output
+    /// starts where the timeline is, and says how many frames it held from the anchor's were not
+    /// played; once, not again as it plays on. One in time says nothing.
+    @Test func anAnchorReachingTheOutputLateStartsInStepAndSaysWhatWasNotPlayed() {
+        var session = Self.ready()
+        let start: UInt64 = 10_000_000_000
+        let anchor = RateAnchor(rate: 1, mediaFrame: 1_000, networkTime: start)
+        _ = session.receive(.anchor(anchor))
+        // The first render 882 frames (20 ms) after the anchor's moment.
+        let output = session.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(start, plusFrames: 882))
+        #expect(output[0] == Self.left(1_882), "in step: frame 1,882 first")
+        #expect(session.lateStart.map { $0.anchor == anchor && $0.skippedFrames == 882 } == true, "\(String(describing: session.lateStart))")
+        _ = session.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(start, plusFrames: 882 + 441))
+        #expect(session.lateStart?.skippedFrames == 882)
+
+        var onTime = Self.ready()
+        _ = onTime.receive(.anchor(anchor))
+        _ = onTime.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(start) - 100 * 1_000_000_000 / UInt64(Self.rate))
+        _ = onTime.render(frameCount: 441, outputChannels: 2, heardAt: Self.local(start, plusFrames: 341))
+        #expect(onTime.lateStart == nil)
+    }
+
     @Test func pauseHoldsAndResumeGoesOnFromTheSameFrame() {
         var session = Self.ready()
         let start: UInt64 = 20_000_000_000

@@ -1,4 +1,7 @@
+import Logging
+import LongformCore
 import LongformRendering
+import LongformSpeakerProtocol
 import Synchronization
 
 /// What a speaker's local route pulls: the session's rendering, for the time the route says each
@@ -12,6 +15,9 @@ final class SpeakerOutput: RouteRenderSource, @unchecked Sendable {
     /// Whether the route can take back what it holds (asked once: a dynamic cast in every period
     /// was 2 % of a playing speaker's route thread).
     private let isRewindable: Bool
+    /// The anchor the log last said started late (the route's thread alone reads and writes it).
+    private var loggedLateAnchor: RateAnchor?
+    private let logger = Logger(label: "longform.speaker")
 
     init(session: LockedSession, route: any AudioRoute) {
         self.session = session
@@ -35,9 +41,15 @@ final class SpeakerOutput: RouteRenderSource, @unchecked Sendable {
         let channels = route.format.channelCount
         let placement = firstChangeableFrame.map { OutputPlacement(frame: routeFrame, firstChangeableFrame: $0) }
         let frameDuration = 1e9 / (Double(route.format.sampleRate) * route.clock.rate)
-        let samples = session.withLock {
+        let (samples, lateStart, streamRate) = session.withLock {
             $0.outputFrameDuration = frameDuration
-            return $0.render(frameCount: frameCount, outputChannels: channels, heardAt: heardAt, placement: placement)
+            return ($0.render(frameCount: frameCount, outputChannels: channels, heardAt: heardAt, placement: placement), $0.lateStart, $0.format?.sampleRate)
+        }
+        if let lateStart, lateStart.anchor != loggedLateAnchor {
+            // Once an anchor: a rewind renders its start again.
+            loggedLateAnchor = lateStart.anchor
+            let milliseconds = Double(lateStart.skippedFrames) * 1_000 / Double(streamRate ?? UInt32(route.format.sampleRate))
+            logger.info("speaker: the anchor from frame \(lateStart.anchor.mediaFrame) reached the output \(String(cFormat: "%.1f", milliseconds)) ms after its moment; it plays in step from \(lateStart.anchor.mediaFrame + lateStart.skippedFrames), \(lateStart.skippedFrames) frames held before it not played")
         }
         _ = buffer.update(fromContentsOf: samples.prefix(buffer.count))
         return frameCount

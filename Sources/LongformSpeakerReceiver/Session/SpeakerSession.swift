@@ -167,6 +167,10 @@ public struct SpeakerSession: Sendable {
     public var isReadyToPlay: Bool { clock.isGood && isOutputRunning }
     /// The output's read rate over the stream's rate, minus 1: the drift correction now.
     public var rateCorrection: Double { drift.rateCorrection }
+    /// The last anchor the output started after its moment, and how many of the frames it held
+    /// from the anchor's frame on were not played (the anchor, or the clock, came too late for
+    /// them): the output stays in step and starts where the timeline is, which the log says.
+    public private(set) var lateStart: (anchor: RateAnchor, skippedFrames: Int64)?
     /// Frames a bit-exact output skipped or repeated to keep to the timeline (see `Configuration.isBitExact`).
     public private(set) var slippedFrames = 0
     /// The drift correction between the output's clock and the network's.
@@ -549,6 +553,10 @@ public struct SpeakerSession: Sendable {
             // A start, a new anchor, a gap: jump to where the anchor says.
             start = target.rounded()
             drift.reset()
+            if positionAnchor != anchor, let buffer {
+                let skipped = min(Int64(start), buffer.endFrame) - max(anchor.mediaFrame, buffer.startFrame)
+                if skipped > 0 { lateStart = (anchor, skipped) }
+            }
         }
         let playedCount = frameCount - silentFrames
         var step = silentFrames > 0 ? 1 : 1 + rateCorrection
