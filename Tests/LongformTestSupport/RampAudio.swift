@@ -136,9 +136,8 @@ public enum RampAudio {
 
     /// The first index, away from the ends' ringing, where the ramp steps by other than 0, 1 or 2
     /// frames and does not run on across the step. Only a wrap is excused, and only by the ramp
-    /// running on from the frames before its ringing to those after: a value test ("near 0 or
-    /// 16,383") also excused a seek whose ringing overshot past 16,320 or dipped below 0, and one
-    /// that left a silence shorter than a split's 64 frames.
+    /// running on from the frames before its ringing to those after: values near 0 or 16,383 do
+    /// not tell a wrap, since a seek's ringing and a silence under 64 frames reach them too.
     private static func firstBadStep(in values: [Int32]) -> Int? {
         guard values.count > 2 * ringingFrames + 1 else { return nil }
         for index in (ringingFrames + 1)..<(values.count - ringingFrames) {
