@@ -27,10 +27,10 @@ public struct ClockRequestSchedule: Sendable, Equatable {
     /// many samples as ten a second brought a speaker's error behind ±5 ms of jitter from a median
     /// of 15–40 µs to 6–9 µs.
     public static let jitteryInterval: UInt64 = 20_000_000
-    /// Between requests once the network is quiet (ns): four a second. Each exchange wakes the
-    /// speaker twice; at ten a second they were a sixth of a playing speaker's CPU, and on such a
-    /// network the floors of a minute's 240 samples keep the estimate within 10 µs
-    /// (`ClockRequestScheduleTests`).
+    /// Between requests once the network is quiet (ns): four a second. Each exchange costs the
+    /// speaker a wake and the kernel's send and receive (about 140 µs of CPU here); at ten a
+    /// second they were a sixth of a playing speaker's CPU, and on such a network the floors of a
+    /// minute's 240 samples keep the estimate within 10 µs (`ClockRequestScheduleTests`).
     public static let quietInterval: UInt64 = 250_000_000
     /// A network is quiet while the median of the recent round trips is within this of their
     /// least (ns): most samples then lie within half of it of each leg's floor, and the least of a
