@@ -70,6 +70,10 @@ import Testing
         // A string that is not UTF-8, a string longer than its payload.
         #expect(firstError([0x4C, 0x46, 2, 0x3F, 0, 0, 0, 5, 0, 1, 0, 1, 0xFF]) == .malformedPayload(type: 0x3F, reason: "a string is not UTF-8"))
         #expect(firstError([0x4C, 0x46, 2, 0x3F, 0, 0, 0, 5, 0, 1, 0xFF, 0xFF, 0x41]) == .malformedPayload(type: 0x3F, reason: "ends inside a field"))
+        // Audio whose first frame is near Int64.max: refused by its first frame, not summed with
+        // its count first (that overflowed: the speaker-frames fuzzer's crash, now a regression input).
+        let farAudio: [UInt8] = [0x4C, 0x46, 2, 0x11, 0, 0, 0, 12, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 1]
+        #expect(firstError(farAudio) == .malformedPayload(type: 0x11, reason: "media frame 9223372036854775807 is outside 0...2^53"))
         // Values no speaker can act on.
         let nanRate = SpeakerMessage.anchor(RateAnchor(rate: .nan, mediaFrame: 0, networkTime: 0)).encoded()
         #expect(firstError(nanRate) == .malformedPayload(type: 0x12, reason: "rate nan"))

@@ -94,6 +94,8 @@ extension SpeakerMessage {
             let firstFrame: Int64 = try reader.read()
             let frameCount: UInt32 = try reader.read()
             guard firstFrame >= 0 else { throw .malformedPayload(type: type, reason: "audio at frame \(firstFrame), before the stream's start") }
+            // Its first frame checked before its end is summed: near Int64.max the sum overflowed.
+            try checkMediaFrame(firstFrame, type: type)
             try checkMediaFrame(firstFrame + Int64(frameCount), type: type)
             message = .audio(firstFrame: firstFrame, frameCount: frameCount, samples: Array(reader.readRest()))
         case 0x12:
