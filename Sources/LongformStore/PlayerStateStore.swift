@@ -51,9 +51,7 @@ public final class PlayerStateStore: Sendable {
 
     /// The state directory: `$XDG_STATE_HOME/longform`, or `~/.local/state/longform`.
     public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return (state as NSString).appendingPathComponent("longform") }
-        let home = environment["HOME"] ?? NSHomeDirectory()
-        return (home as NSString).appendingPathComponent(".local/state/longform")
+        StateDirectory.defaultPath(environment: environment)
     }
 
     /// Opens (or creates) the database in `directory`, creating the directory if needed.
