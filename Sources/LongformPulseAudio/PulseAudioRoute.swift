@@ -46,17 +46,22 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
     public let writeDuration: Double
     /// What a flush keeps.
     public let flushBehavior: FlushBehavior
+    /// Where the device's rate is kept for its next stream (nil: nowhere; each stream starts at the nominal rate).
+    public let rateMemory: DeviceRateMemory?
     private let thread = RestartableRouteThread()
     private let rewinds = RewindSignal()
     private let logger = Logger(label: LogLabel.route)
     private let connection = LockedValue<PulseStream?>(nil)
 
     /// A route to `sink` (nil: the default sink), writing `writeDuration` seconds at a time (nil:
-    /// 1 s, or 0.25 s for a route that `keepsTime`).
+    /// 1 s, or 0.25 s for a route that `keepsTime`); with a `rateMemory`, each stream starts at its
+    /// device's rate as last measured, and the rate it measures is kept there.
     public init(sink: String? = nil, sampleRate: Int = 44_100, channelCount: Int = 2, lookAhead: Double = 4,
-                writeDuration: Double? = nil, sinkLatency: Double = 0.025, flushBehavior: FlushBehavior = .keepsEveryFrame) {
+                writeDuration: Double? = nil, sinkLatency: Double = 0.025, flushBehavior: FlushBehavior = .keepsEveryFrame,
+                rateMemory: DeviceRateMemory? = nil) {
         self.sink = sink
         self.flushBehavior = flushBehavior
+        self.rateMemory = rateMemory
         self.name = sink.map { "pulse:" + $0 } ?? "pulse"
         self.format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
         // A speaker's rooms on one null sink, a room joining: placed 2 s ahead (1 s writes), it
@@ -74,7 +79,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
     public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
         stop(waiting: true) // a route started again: its old thread is woken and gone first
         let keepsTime = flushBehavior == .keepsTime
-        let format = format, clock = clock, logger = logger, name = name, rewinds = rewinds, connection = connection
+        let format = format, clock = clock, logger = logger, name = name, rewinds = rewinds, connection = connection, rateMemory = rateMemory
         let sizes = PulseWritePlan.Sizes(sampleRate: format.sampleRate, channelCount: format.channelCount,
                                          writeDuration: writeDuration, bufferDuration: bufferDuration)
         let bufferFrames = Int(Double(format.sampleRate) * (bufferDuration + 0.1))
@@ -94,7 +99,18 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
             var openedAt = HostClock.now()
             var buffer = [Float](repeating: 0, count: bufferFrames * format.channelCount)
             var plan = PulseWritePlan(sizes: sizes)
-            var heardFilter = HeardFrameFilter(sampleRate: format.sampleRate)
+            // A device's rate as measured before starts the filter's line, until the stream's own
+            // fit is trusted: a speaker joining rooms already playing on a sink 41 ppm fast, at the
+            // nominal rate for its first 4 s, drifted 41 µs a second from them. The rate kept is
+            // the filter's once settled (20 s into a stream), then as it moves (`Schedule`).
+            func rateKey(_ stream: PulseStream) -> String { "pulse \(stream.device) \(format.sampleRate) Hz" }
+            var deviceKey = rateKey(stream)
+            let rememberedRate = rateMemory?.rate(ofDevice: deviceKey)
+            if let rememberedRate {
+                logger.info("\(name): starting at the device's rate as last measured, \(String(cFormat: "%+.1f", (rememberedRate - 1) * 1e6)) ppm, until this stream's own is known")
+            }
+            var heardFilter = HeardFrameFilter(sampleRate: format.sampleRate, rememberedRate: rememberedRate)
+            var rateSchedule = DeviceRateMemory.Schedule()
             // The clock from the server's timing reports, through the filter, read at now. A move
             // of the line of 50 µs or more at once, or of its rate by 20 ppm, is logged (each report
             // at trace level): a room out of step in its first seconds was traced to one.
@@ -109,6 +125,9 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                 for report in stream.takeTimingReports() {
                     let lineTime = heardFilter.add(frame: report.frame, heardAt: report.hostTime)
                     logger.trace("\(name): frame \(report.frame) heard at \(report.hostTime) ns; the line gives \(lineTime)")
+                }
+                if let rateMemory, let trusted = heardFilter.settledRate, rateSchedule.shouldRemember(trusted, at: HostClock.now()) {
+                    rateMemory.remember(trusted, ofDevice: deviceKey)
                 }
                 guard let point = heardFilter.point(near: HostClock.now()) else { return }
                 if clock.isRunning {
@@ -221,6 +240,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     stream = reopened
                     connection.value = reopened
                     underflowsLogged = 0
+                    deviceKey = rateKey(reopened)
                     // (Keeping time, what was written was placed by the old stream's clock.)
                     plan.streamReopened(resumingAt: resume, replaysWhatWasWritten: !keepsTime)
                     heardFilter.streamRestarted()
@@ -235,6 +255,9 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
             }
             // Stopping is immediate: what the server still holds is past the end the timeline reached.
             try? stream.flush()
+            if let rateMemory, let trusted = heardFilter.settledRate, rateSchedule.hasChanged(trusted) {
+                rateMemory.remember(trusted, ofDevice: deviceKey)
+            }
         }
     }
 

@@ -21,6 +21,9 @@ final class PulseStream: @unchecked Sendable {
     private var context: OpaquePointer?
     private var stream: OpaquePointer?
     private let route: String
+    /// The server and the sink the stream plays to, as the server names them once it is open
+    /// ("SERVER SINK"): what a device's remembered rate is kept under.
+    private(set) var device = ""
     private let frameBytes: Int
     private let sampleRate: Int
     /// The frame the stream's first byte is: frames are the write index's, offset by this.
@@ -121,6 +124,8 @@ final class PulseStream: @unchecked Sendable {
             if Date() > deadline { throw RouteError(route: route, reason: "the PulseAudio stream did not open within \(timeoutSeconds) s") }
             pa_threaded_mainloop_wait(mainloop)
         }
+        let server = pa_context_get_server(context).map { String(cString: $0) } ?? "default"
+        device = server + " " + (pa_stream_get_device_name(stream).map { String(cString: $0) } ?? sink ?? "default")
         // Unretained: `deinit` stops both before the stream goes, under the lock they run under.
         // Nor retained while one runs: the release at its end could be the last one, and run
         // `deinit` on the mainloop's thread, which cannot take the mainloop's lock (PulseAudio

@@ -250,6 +250,44 @@ import Testing
         #expect(abs(given.last!.rate - (1 + 7e-6)) < 2e-6, "rate at 30 s: \(given.last!.rate)")
     }
 
+    @Test func aDeviceWhoseRateIsRememberedIsGivenItFromItsFirstReportUntilItsOwnFitIsTrusted() {
+        // A room joining others on a null sink 41 ppm fast: at the nominal rate for its first 4 s,
+        // it drifted 41 µs a second from them. Remembered from the run before (41.5 ppm), the rate
+        // is given from the first report, and its line runs at it; the fit takes over once trusted.
+        let skew = 41e-6, remembered = 1 + 41.5e-6
+        var device = SkewedDevice(skew: skew)
+        device.filter = HeardFrameFilter(sampleRate: Self.rate, rememberedRate: remembered)
+        #expect(device.filter.point(near: 0) == nil, "a line before the first report")
+        #expect(device.filter.settledRate == nil, "a rate to remember before any report")
+        var rates: [(time: Double, rate: Double)] = [], errors: [Double] = []
+        var settledAt: Double?
+        for tenth in 0..<250 {
+            let time = Double(tenth) / 10
+            device.report(at: time, shift: 0, high: max(0, 80_000 * (1 - time / 3)))
+            if settledAt == nil && device.filter.settledRate != nil { settledAt = time }
+            // Where a write half a second ahead lands, by the rate and line given.
+            let point = device.filter.point(near: UInt64(1e9 + time * 1e9))!
+            let ahead = Double(point.hostTime) + 0.5e9, aheadFrame = Double(point.frame) + 0.5 * Double(Self.rate) * point.rate
+            errors.append(abs(ahead - (1e9 + aheadFrame * device.frameDuration)))
+            rates.append((time, point.rate))
+        }
+        #expect(rates.filter { $0.time < 4 }.allSatisfy { $0.rate == remembered }, "rates given in the first 4 s: \(Set(rates.filter { $0.time < 4 }.map(\.rate)))")
+        // Off by the first reports' height (80 µs, coming down), not by a drift of 41 µs a second.
+        #expect(errors.max()! < 100_000, "a write half a second ahead off by up to \(errors.max()!) ns")
+        let afterThreeSeconds = errors.dropFirst(30).max()!
+        #expect(afterThreeSeconds < 25_000, "from 3 s on, a write half a second ahead off by up to \(afterThreeSeconds) ns")
+        // Worth remembering once the fit rests on none of the stream's first 10 s of reports.
+        #expect(settledAt.map { $0 >= 19.5 && $0 <= 21 } ?? false, "settled at \(String(describing: settledAt)) s")
+        let settled = device.filter.settledRate
+        #expect(settled.map { abs($0 - (1 + skew)) < 2e-6 } ?? false, "the settled rate after 25 s: \(String(describing: settled))")
+    }
+
+    @Test func aRememberedRateFarFromAnyDevicesIsNotTaken() {
+        var filter = HeardFrameFilter(sampleRate: Self.rate, rememberedRate: 1.01)
+        _ = filter.add(frame: 0, heardAt: 1_000_000_000)
+        #expect(filter.point(near: 0)?.rate == 1)
+    }
+
     /// A device `skew` fast whose streams report to one filter: each report up to 10 µs late,
     /// and `high` more (a new stream's first reports), its stream's frames `shift` ns after the first's.
     struct SkewedDevice {

@@ -224,6 +224,53 @@ import Testing
         #expect(longestSilence < 22_050, "the route was silent for \(Double(longestSilence) / 44_100) s after its stream was killed")
     }
 
+    /// A route given a memory of device rates keeps the rate it measured there once trusted, and
+    /// the next route to the same device runs at the remembered rate from its first report (a
+    /// speaker restarted beside rooms already playing), not at the nominal one.
+    @Test func aRouteKeepsItsDevicesRateAndTheNextRouteToItStartsThere() throws {
+        let server = try PulseAudioServer.start()
+        let sink = "longform_rates_\(UUID().uuidString.prefix(8))"
+        let module = try ExternalTool.check("pactl", ["--server", server, "load-module", "module-null-sink", "sink_name=\(sink)", "rate=44100",
+                                                      "channels=2"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        defer { _ = try? ExternalTool.run("pactl", ["--server", server, "unload-module", module]) }
+        let memory = DeviceRateMemory(directory: TestAudio.path("device-rates-\(UUID().uuidString.prefix(8))"))
+        func play(seconds: Double, until done: (PulseAudioRoute) -> Bool) -> PulseAudioRoute {
+            let route = PulseAudioRoute(sink: sink, flushBehavior: .keepsTime, rateMemory: memory)
+            let renderer = AudioRenderer(route: route)
+            let synchronizer = RenderSynchronizer()
+            try? synchronizer.addRenderer(renderer)
+            renderer.enqueue(SampleBuffer(pcmFormat: AudioFormat(sampleRate: 44_100, channelCount: 2), planes: [[UInt8](repeating: 0, count: 44_100 * 8 * Int(seconds))],
+                                          frameCount: 44_100 * Int(seconds), presentationTime: .zero))
+            synchronizer.setRate(1, time: .zero)
+            let deadline = Date(timeIntervalSinceNow: seconds)
+            while !done(route) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            synchronizer.removeRenderer(renderer, at: .invalid)
+            route.stop(waiting: true)
+            memory.waitUntilWritten()
+            return route
+        }
+        // Until the route's fit is settled (resting on no report of the stream's first 10 s: 20 s).
+        func keptFiles() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: memory.directory)) ?? [] }
+        _ = play(seconds: 30) { _ in !keptFiles().isEmpty }
+        let file = try #require(keptFiles().first, "no rate kept after 30 s of playing")
+        let lines = try String(contentsOfFile: memory.directory + "/" + file, encoding: .utf8).split(separator: "\n")
+        let key = String(try #require(lines.last))
+        #expect(key.contains(sink) && key.hasSuffix(" 44100 Hz"), "kept for \(key)")
+        let measured = try #require(memory.rate(ofDevice: key), "\(lines)")
+        #expect(abs(measured - 1) < 200e-6, "the null sink measured \((measured - 1) * 1e6) ppm off the host clock")
+
+        // Remembered 50 ppm fast: the next route gives that rate from its first report on.
+        memory.remember(1 + 50e-6, ofDevice: key)
+        memory.waitUntilWritten()
+        var firstRates: [Double] = []
+        _ = play(seconds: 3) { route in
+            if route.clock.isRunning { firstRates.append(route.clock.rate) }
+            return firstRates.count >= 100
+        }
+        #expect(!firstRates.isEmpty, "the second route's clock never ran")
+        #expect(firstRates.allSatisfy { abs($0 - (1 + 50e-6)) < 1e-9 }, "rates in the second route's first second: \(Set(firstRates).sorted())")
+    }
+
     /// Restarts at media time 0, as the player's next or remove does: the route resumes a little
     /// before the frame the restart changes, and what it plays there is what it played before, not
     /// the new audio that now sits at the old timeline's media times (before, a few milliseconds of

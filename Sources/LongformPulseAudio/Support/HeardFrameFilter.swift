@@ -91,12 +91,21 @@ struct HeardFrameFilter: Sendable {
     static let trustedRateSpan = 4.0
     /// ...or before, once the fits of two slots in a row (as each closed) are this far off the nominal one.
     static let evidentRateDeviation = 100e-6
+    /// The rate is worth remembering for the device's next stream (`settledRate`) once no report
+    /// the fit rests on is from the stream's first this many seconds: a null sink's rate trusted
+    /// at 8 s, tilted by them, was 25 to 45 ppm under the one fitted 10 s later.
+    static let settledDelay = 10.0
 
     private let nominalNanosecondsPerFrame: Double
     private let minimumRateFrames: Int64
     private let minimumSpacingFrames: Int64
     private let trustedRateFrames: Int64
     private let evidentSeedFrames: Int64
+    private let settledDelayFrames: Int64
+    /// The stream's first report's frame (nil before it).
+    private var streamFirstFrame: Int64?
+    /// How far apart the lower half of the reports lay in the last fit (frames).
+    private var lowerHalfSpan = 0.0
     /// Whether the line's rate has been fitted, rather than taken as the nominal one.
     private var isRateFitted = false
     /// Whether the lower half of the reports has spanned `trustedRateSpan` since the stream began.
@@ -118,13 +127,31 @@ struct HeardFrameFilter: Sendable {
     /// two slots of reports closed, nominal until one is fitted: the rates `point(near:)` gives.
     private var closedSlotRates: (last: Double, previous: Double) = (1, 1)
 
-    /// A filter for a device at `sampleRate`.
-    init(sampleRate: Int) {
+    /// A filter for a device at `sampleRate`; one whose rate is remembered from an earlier run
+    /// (`rememberedRate`, see `DeviceRateMemory`) starts as a stream opened again after one that
+    /// fitted that rate: its line runs at it and it is the rate given until the new fit is trusted.
+    init(sampleRate: Int, rememberedRate: Double? = nil) {
         nominalNanosecondsPerFrame = 1e9 / Double(sampleRate)
         minimumRateFrames = Int64(Self.minimumRateSpan * Double(sampleRate))
         minimumSpacingFrames = Int64(Self.minimumReportSpacing * Double(sampleRate))
         trustedRateFrames = Int64(Self.trustedRateSpan * Double(sampleRate))
         evidentSeedFrames = Int64(Self.evidentSeedSpan * Double(sampleRate))
+        settledDelayFrames = Int64(Self.settledDelay * Double(sampleRate))
+        if let rememberedRate, rememberedRate.isFinite, abs(rememberedRate - 1) <= Self.maximumRateDeviation {
+            isRateFitted = true
+            untrustedRate = rememberedRate
+            restartedNanosecondsPerFrame = nominalNanosecondsPerFrame / rememberedRate
+            closedSlotRates = (rememberedRate, rememberedRate)
+        }
+    }
+
+    /// The rate fitted as the last slot of reports closed, once the fit is trusted and rests on
+    /// reports past the stream's first `settledDelay` seconds only; nil before: what is worth
+    /// remembering for the device's next stream.
+    var settledRate: Double? {
+        guard isRateTrusted, lowerHalfSpan >= Double(trustedRateFrames), let first = streamFirstFrame, let oldest = reports.first,
+              oldest.frame - first >= settledDelayFrames else { return nil }
+        return closedSlotRates.last
     }
 
     /// The line's frame heard nearest `hostTime`, the host time the line gives it and the rate
@@ -154,6 +181,7 @@ struct HeardFrameFilter: Sendable {
     mutating func streamRestarted() {
         untrustedRate = isRateFitted ? closedSlotRates.last : point(near: 0)?.rate ?? untrustedRate
         isRateTrusted = false
+        streamFirstFrame = nil
         restartedNanosecondsPerFrame = line?.nanosecondsPerFrame ?? restartedNanosecondsPerFrame
         line = nil
         reports = []
@@ -217,6 +245,7 @@ struct HeardFrameFilter: Sendable {
                               minimumRateFrames: minimumRateFrames, evidentSeedFrames: evidentSeedFrames, isNewestConfirmed: newestSlotReportCount >= 2)
         if fitted.isRateFitted { isRateFitted = true }
         if fitted.lowerHalfSpan >= Double(trustedRateFrames) { isRateTrusted = true }
+        lowerHalfSpan = fitted.lowerHalfSpan
         line = (fitted.frame, fitted.time, fitted.nanosecondsPerFrame)
         return UInt64(max(0, (fitted.time + Double(frame - fitted.frame) * fitted.nanosecondsPerFrame).rounded()))
     }
@@ -284,6 +313,8 @@ struct HeardFrameFilter: Sendable {
     /// nominal one), and returns its time.
     private mutating func startLine(at frame: Int64, heardAt time: Double) -> UInt64 {
         line = (frame, time, line?.nanosecondsPerFrame ?? restartedNanosecondsPerFrame ?? nominalNanosecondsPerFrame)
+        if streamFirstFrame == nil { streamFirstFrame = frame }
+        lowerHalfSpan = 0
         reports = [(frame, time)]
         newestSlotReportCount = 1
         outliers = nil
