@@ -107,7 +107,7 @@ let package = Package(
         ]),
         // Layer 8: the speaker's command line, run by `longform speaker` and `longform-speaker`.
         .target(name: "LongformSpeakerCommand", dependencies: [
-            "LongformCommandSupport", "LongformCore", "LongformLocalRouteCatalog", "LongformSpeakerProtocol", "LongformSpeakerReceiver",
+            "LongformCommandSupport", "LongformCore", "LongformLocalRouteCatalog", "LongformRoutes", "LongformSpeakerProtocol", "LongformSpeakerReceiver",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Layer 8: the command line.

@@ -58,13 +58,14 @@ public enum LocalRouteSpecifier: Sendable, Equatable, CustomStringConvertible {
 
     /// Creates the route, playing in real time at `sampleRate` with `channelCount` channels. A
     /// route that `keepsTime` plays each frame at the time its clock gives rather than every frame
-    /// (a speaker's output in a group).
-    public func makeRoute(sampleRate: Int = 44_100, channelCount: Int = 2, keepsTime: Bool = false) -> any AudioRoute {
+    /// (a speaker's output in a group). A route to a device whose rate it measures (pulse) keeps
+    /// that rate in `rateMemory` and starts from it next time.
+    public func makeRoute(sampleRate: Int = 44_100, channelCount: Int = 2, keepsTime: Bool = false, rateMemory: DeviceRateMemory? = nil) -> any AudioRoute {
         switch self {
         case .null: NullRoute(sampleRate: sampleRate, channelCount: channelCount)
         case .wav(let path): WAVFileRoute(path: path, sampleRate: sampleRate, channelCount: channelCount, pacing: .realTime)
         case .pulse(let sink): PulseAudioRoute(sink: sink, sampleRate: sampleRate, channelCount: channelCount,
-                                               flushBehavior: keepsTime ? .keepsTime : .keepsEveryFrame)
+                                               flushBehavior: keepsTime ? .keepsTime : .keepsEveryFrame, rateMemory: rateMemory)
         case .alsa(let device): ALSARoute(device: device, sampleRate: sampleRate, channelCount: channelCount)
         }
     }

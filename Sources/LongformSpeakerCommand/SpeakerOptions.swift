@@ -11,6 +11,7 @@ import Foundation
 import LongformCommandSupport
 import LongformCore
 import LongformLocalRouteCatalog
+import LongformRoutes
 import LongformSpeakerProtocol
 import LongformSpeakerReceiver
 
@@ -65,6 +66,10 @@ public struct SpeakerOptions: ParsableArguments {
                                              valueName: "path"))
     public var secretFile: String?
 
+    @Option(name: .long, help: ArgumentHelp("Directory of what the speaker keeps from one run to the next: its output devices' measured rates, so that it starts in step with rooms already playing (default: $XDG_STATE_HOME/longform or ~/.local/state/longform).",
+                                             valueName: "dir"))
+    public var state: String?
+
     @Option(name: .long, help: ArgumentHelp("For tests: run the speaker's clock this many parts per million fast (negative: slow), every reading and the kernel's arrival stamps alike, as though on a crystal of its own.",
                                              valueName: "ppm"))
     public var clockSkew = 0.0
@@ -104,7 +109,9 @@ public struct SpeakerOptions: ParsableArguments {
         } catch {
             throw CommandFailure("cannot use the pairing secret in \(secretFile ?? "$" + PairingSecret.environmentVariable): \(error)")
         }
-        let speaker = SpeakerService(configuration: configuration, route: specifier.makeRoute(sampleRate: sampleRate, keepsTime: true), pairingSecret: secret)
+        let rateMemory = DeviceRateMemory(stateDirectory: state ?? StateDirectory.defaultPath())
+        let route = specifier.makeRoute(sampleRate: sampleRate, keepsTime: true, rateMemory: rateMemory)
+        let speaker = SpeakerService(configuration: configuration, route: route, pairingSecret: secret)
         let port: Int
         do { port = try speaker.start(host: address.host, port: address.port) } catch {
             throw CommandFailure("cannot listen on \(listen) or play to \(specifier): \(error)")
@@ -118,5 +125,6 @@ public struct SpeakerOptions: ParsableArguments {
         done.wait()
         stopSignals.cancel()
         speaker.stop()
+        rateMemory.waitUntilWritten()
     }
 }

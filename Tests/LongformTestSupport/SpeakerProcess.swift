@@ -9,13 +9,19 @@ public final class SpeakerProcess: @unchecked Sendable {
     public let port: Int
     /// The WAV file it writes (unless it plays to another route).
     public let outputPath: String
+    /// Its state directory (`--state`: its devices' rates), its own unless it was given one.
+    public let stateDirectory: String
 
-    /// Starts `longform speaker --listen HOST:PORT --route wav:… --name NAME` plus `extraArguments`
-    /// (port 0: a free one); with `route`, to that route instead of the WAV file.
+    /// Starts `longform speaker --listen HOST:PORT --route wav:… --name NAME --state DIR` plus
+    /// `extraArguments` (port 0: a free one); with `route`, to that route instead of the WAV file;
+    /// with `stateDirectory`, keeping its devices' rates there (a speaker started again), else in a
+    /// directory of its own, so that no test's device rates reach another's.
     public init(name: String, host: String = "127.0.0.1", route: String? = nil, extraArguments: [String] = [], listenPort: Int = 0,
-                wrapper: [String] = []) throws {
+                stateDirectory: String? = nil, wrapper: [String] = []) throws {
         outputPath = TestAudio.path("speaker-\(name)-\(UUID().uuidString.prefix(8)).wav")
-        let process = try LongformProcess(["speaker", "--listen", "\(host):\(listenPort)", "--route", route ?? "wav:" + outputPath, "--name", name] + extraArguments,
+        self.stateDirectory = stateDirectory ?? TestAudio.path("speaker-state-\(name)-\(UUID().uuidString.prefix(8))")
+        let process = try LongformProcess(["speaker", "--listen", "\(host):\(listenPort)", "--route", route ?? "wav:" + outputPath, "--name", name,
+                                           "--state", self.stateDirectory] + extraArguments,
                                           readyPattern: #"listening on \S+:\d+"#, wrapper: wrapper)
         running = process
         let portText = process.readyLine.range(of: #":\d+,"#, options: .regularExpression).map { process.readyLine[$0].dropFirst().dropLast() }

@@ -369,11 +369,14 @@ def speaker_route(addresses):
     return "speaker:" + ",".join(addresses) + (f"?codec={SPEAKER_CODEC}" if SPEAKER_CODEC else "")
 
 
-def start_speaker(work, env, name, route, options=(), address="127.0.0.1", port=0):
+def start_speaker(work, env, name, route, options=(), address="127.0.0.1", port=0, state=None):
     """A `longform speaker` on `port` (0: a free one) of `address` playing to `route`, with
-    `SPEAKER_ARGUMENTS`; returns the process and its port."""
+    `SPEAKER_ARGUMENTS`, keeping its devices' rates in `state` (None: a directory of its own, as a
+    new user's first start); returns the process and its port."""
     log = os.path.join(work, f"speaker-{name}.log")
-    process = subprocess.Popen([LONGFORM, "speaker", "--listen", f"{address}:{port}", "--route", route, "--name", name] + list(options) + SPEAKER_ARGUMENTS,
+    state = state or os.path.join(work, f"speaker-state-{name}")
+    process = subprocess.Popen([LONGFORM, "speaker", "--listen", f"{address}:{port}", "--route", route, "--name", name, "--state", state]
+                               + list(options) + SPEAKER_ARGUMENTS,
                                env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)
     try:
         return process, port_from_log(log, r"listening on " + re.escape(address) + r":(\d+)", "longform speaker")

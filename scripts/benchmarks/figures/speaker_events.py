@@ -2,7 +2,8 @@
 (`speaker_start`: one 6-channel null sink, a remap sink per room, one recording), fed by
 `longform serve` playing the bench's ten tracks, and steered over its API. Each round seeks within
 the item, skips to the next, removes the item playing (an edit), pauses and resumes, and stops one
-room's speaker and starts it again on its port (a join: the sender reconnects). The windows of the
+room's speaker and starts it again on its port with its state directory (a join: the sender
+reconnects, and the speaker starts at its device's rate as it last measured it). The windows of the
 `AFTER_SECONDS` after each event are measured as a start's are: between any two rooms, the offset
 and the correlation per 100 ms window, the jumps, and the windows where one room was silent while
 another played. A pause's windows run from the pause to 5 s after the resume; a join's from the
@@ -116,7 +117,8 @@ def longform_events(work, env, address, items, rounds):
     try:
         ports = []
         for name in ROOM_NAMES:
-            processes[name], port = start_speaker(work, env, f"events-{name}", f"pulse:room-{name}")
+            # A room's state kept from one of its speakers to the next: a join is that speaker started again.
+            processes[name], port = start_speaker(work, env, f"events-{name}", f"pulse:room-{name}", state=os.path.join(work, f"events-state-{name}"))
             ports.append(port)
         log = os.path.join(work, "events-serve.log")
         processes["serve"] = subprocess.Popen([LONGFORM, "serve", "--http", "127.0.0.1:0", "--state", os.path.join(work, "events-state"),
@@ -150,7 +152,7 @@ def longform_events(work, env, address, items, rounds):
             elif kind == "join":
                 # A name (and so a log) per join: each round's room is traced (`--keep-logs`).
                 processes[ROOM_NAMES[-1]], _ = start_speaker(work, env, f"events-{ROOM_NAMES[-1]}-again-{next(join_numbers)}", f"pulse:room-{ROOM_NAMES[-1]}",
-                                                             port=ports[-1])
+                                                             port=ports[-1], state=os.path.join(work, f"events-state-{ROOM_NAMES[-1]}"))
         marks = play_rounds(recording, rounds, act)
     finally:
         stop_all(recording, processes)
