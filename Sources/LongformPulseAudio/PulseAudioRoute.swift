@@ -90,7 +90,17 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
         }
         // A stream that cannot open at the start is the caller's error; one that fails later is
         // opened again by the route's thread (see `reopenedStream`).
-        connection.value = try openStream()
+        let opened = try openStream()
+        connection.value = opened
+        // A device's rate as measured before starts the filter's line, until the stream's own
+        // fit is trusted: a speaker joining rooms already playing on a sink 41 ppm fast, at the
+        // nominal rate for its first 4 s, drifted 41 µs a second from them. The rate kept is
+        // the filter's once settled (20 s into a stream), then as it moves (`Schedule`). Read
+        // here, so that the route's thread never waits on the disk.
+        let rememberedRate = rateMemory?.rate(ofDevice: Self.rateKey(of: opened, sampleRate: format.sampleRate))
+        if let rememberedRate {
+            logger.info("\(name): starting at the device's rate as last measured, \(String(cFormat: "%+.1f", (rememberedRate - 1) * 1e6)) ppm, until this stream's own is known")
+        }
         rewinds.reset()
         // The driver of a `PulseWritePlan`: waits for the server, hands the plan each event and
         // carries out what it says. The rules are the plan's.
@@ -99,16 +109,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
             var openedAt = HostClock.now()
             var buffer = [Float](repeating: 0, count: bufferFrames * format.channelCount)
             var plan = PulseWritePlan(sizes: sizes)
-            // A device's rate as measured before starts the filter's line, until the stream's own
-            // fit is trusted: a speaker joining rooms already playing on a sink 41 ppm fast, at the
-            // nominal rate for its first 4 s, drifted 41 µs a second from them. The rate kept is
-            // the filter's once settled (20 s into a stream), then as it moves (`Schedule`).
-            func rateKey(_ stream: PulseStream) -> String { "pulse \(stream.device) \(format.sampleRate) Hz" }
-            var deviceKey = rateKey(stream)
-            let rememberedRate = rateMemory?.rate(ofDevice: deviceKey)
-            if let rememberedRate {
-                logger.info("\(name): starting at the device's rate as last measured, \(String(cFormat: "%+.1f", (rememberedRate - 1) * 1e6)) ppm, until this stream's own is known")
-            }
+            var deviceKey = Self.rateKey(of: stream, sampleRate: format.sampleRate)
             var heardFilter = HeardFrameFilter(sampleRate: format.sampleRate, rememberedRate: rememberedRate)
             var rateSchedule = DeviceRateMemory.Schedule()
             // The clock from the server's timing reports, through the filter, read at now. A move
@@ -240,7 +241,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                     stream = reopened
                     connection.value = reopened
                     underflowsLogged = 0
-                    deviceKey = rateKey(reopened)
+                    deviceKey = Self.rateKey(of: reopened, sampleRate: format.sampleRate)
                     // (Keeping time, what was written was placed by the old stream's clock.)
                     plan.streamReopened(resumingAt: resume, replaysWhatWasWritten: !keepsTime)
                     heardFilter.streamRestarted()
@@ -259,6 +260,11 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
                 rateMemory.remember(trusted, ofDevice: deviceKey)
             }
         }
+    }
+
+    /// The key `stream`'s device's rate is kept under: the server, the sink and the sample rate.
+    private static func rateKey(of stream: PulseStream, sampleRate: Int) -> String {
+        "pulse \(stream.device) \(sampleRate) Hz"
     }
 
     /// A stream opened by `open` (with the frame it starts at) after `firstDelay` nanoseconds,

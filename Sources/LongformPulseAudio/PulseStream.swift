@@ -22,7 +22,7 @@ final class PulseStream: @unchecked Sendable {
     private var stream: OpaquePointer?
     private let route: String
     /// The server and the sink the stream plays to, as the server names them once it is open
-    /// ("SERVER SINK"): what a device's remembered rate is kept under.
+    /// ("SERVER SINK"; set once, before the initializer returns): what a device's rate is kept under.
     private(set) var device = ""
     private let frameBytes: Int
     private let sampleRate: Int

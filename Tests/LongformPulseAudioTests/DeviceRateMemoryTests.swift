@@ -54,6 +54,18 @@ import Testing
         #expect(try String(contentsOfFile: blocker, encoding: .utf8) == "a file, not a directory")
     }
 
+    @Test func aRelativeDirectoryIsTheWorkingDirectorysOwn() throws {
+        // (The package's build folder, relative to the tests' working directory, the package's.)
+        let relative = ".build/device-rates-\(UUID().uuidString.prefix(8))/rates"
+        let memory = DeviceRateMemory(directory: relative)
+        memory.remember(1 + 5e-6, ofDevice: "device")
+        memory.waitUntilWritten()
+        let absolute = FileManager.default.currentDirectoryPath + "/" + relative
+        #expect(FileManager.default.fileExists(atPath: absolute + "/device"), "no file in \(absolute)")
+        #expect(memory.rate(ofDevice: "device").map { abs($0 - (1 + 5e-6)) < 1e-9 } ?? false)
+        try? FileManager.default.removeItem(atPath: (absolute as NSString).deletingLastPathComponent)
+    }
+
     @Test func theScheduleWritesTheFirstRateThenMovesAtMostEveryTenSeconds() {
         var schedule = DeviceRateMemory.Schedule()
         let second: UInt64 = 1_000_000_000

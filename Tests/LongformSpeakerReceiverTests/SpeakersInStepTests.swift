@@ -114,7 +114,7 @@ import Testing
     final class RoomSpeakers: @unchecked Sendable {
         private let lock = NSLock()
         private var speakers: [SpeakerProcess]
-        /// The logs of speakers stopped for good, with the speaker they were.
+        /// The logs of the speakers killed and started again.
         private var earlierLogs: [String] = []
         private let arguments: [[String]]
         private let routes: [String]
@@ -148,6 +148,7 @@ import Testing
             }
         }
 
+        /// Stops the speakers now running (SIGTERM).
         func stop() { current.forEach { $0.stop() } }
     }
 
@@ -288,16 +289,15 @@ import Testing
         #expect(silent.count >= 10 && silent.count <= 60, "room c was silent for \(silent.count) windows of 100 ms: \(silent)")
         #expect(played.windows.count - back >= 60, "room c played \(played.windows.count - back) windows of 100 ms after it joined: \(played.table)")
         // From 1 s after it joined (a new stream's first reports sit high for a second or so; see
-        // the killed-stream test): within 6 frames of the others (ten runs, session 41: c − a at
-        // most 5 frames, mostly 2 to 4, coming back to 0 within 8 s), without a jump. The goal is
-        // 4 (100 µs; issue 25).
+        // the killed-stream test): within 6 frames of the others, without a jump (session 41's
+        // runs: c − a at most 2 to 5 frames, back to 0 within 8 s). The goal is 4 (100 µs; issue 25).
         let joined = (back + 10)..<played.windows.count
         let apart = played.windowsApart(by: 6, in: joined)
         #expect(apart.isEmpty, "rooms more than 6 frames apart from 1 s after room c joined, at windows \(apart.prefix(10)) of \(joined): \(played.table)")
         let jumps = played.jumps(over: 2, in: joined)
         #expect(jumps.isEmpty, "offsets jumped at windows \(jumps.prefix(10)) of \(joined): \(played.table)")
-        // Its line's rate is the device's: room c's offset from a moves by at most 3 frames
-        // between its second second back and its last (a room drifting 50 ppm would move 10).
+        // No drift: room c's offset from a moves by at most 3 frames between its second second
+        // back and its last (session 41's runs: 0 to 3).
         let drift = played.offsets[joined].compactMap { $0?[1] }
         let mean = { (offsets: ArraySlice<Int>) in Double(offsets.reduce(0, +)) / Double(max(1, offsets.count)) }
         let moved = mean(drift.suffix(10)) - mean(drift.prefix(10))
@@ -367,4 +367,3 @@ import Testing
         }
     }
 }
-

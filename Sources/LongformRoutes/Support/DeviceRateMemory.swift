@@ -70,9 +70,9 @@ public final class DeviceRateMemory: Sendable {
         queue.sync {}
     }
 
-    /// When a route's trusted rate is worth writing: the first, then one that moved by
-    /// `minimumChange` at most every `minimumInterval`, so that a device that keeps its rate is
-    /// written a few times a run, and one killed a few seconds in has a rate kept already.
+    /// When a route's settled rate is worth writing: the first, then one that moved by
+    /// `minimumChange`, at most every `minimumInterval`: a device that keeps its rate is written a
+    /// few times a run, and a speaker killed (no stop to write at) loses at most 10 s of moves.
     public struct Schedule: Sendable {
         /// The smallest move of the rate worth writing again.
         public static let minimumChange = 0.5e-6
@@ -84,7 +84,7 @@ public final class DeviceRateMemory: Sendable {
         /// A schedule that has written nothing yet.
         public init() {}
 
-        /// Whether `rate`, trusted at `hostTime`, is to be written now (and so taken as written).
+        /// Whether `rate`, settled at `hostTime`, is to be written now (and so taken as written).
         public mutating func shouldRemember(_ rate: Double, at hostTime: UInt64) -> Bool {
             if let last, abs(rate - last.rate) < Self.minimumChange || hostTime < last.hostTime + Self.minimumInterval { return false }
             last = (rate, hostTime)
@@ -130,7 +130,8 @@ public final class DeviceRateMemory: Sendable {
     /// Writes `text` to `path` through a temporary file beside it, creating `directory` (and its
     /// parents) if needed; the system's reason if it cannot.
     private static func write(_ text: String, to path: String, creating directory: String) -> String? {
-        var parent = ""
+        // From the root, or from the working directory for a relative one (as `--state state`).
+        var parent = directory.hasPrefix("/") ? "" : "."
         for component in directory.split(separator: "/") {
             parent += "/" + component
             if mkdir(parent, 0o755) != 0 && errno != EEXIST { return "cannot create \(parent) (\(String(cString: strerror(errno))))" }
