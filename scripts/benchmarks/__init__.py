@@ -31,13 +31,15 @@
    the jumps between windows (skips or repeats), the windows where a room was silent while
    another played, and the worst window and jumps after the first 5 s. With `--skews` each room's
    clock runs that many ppm fast; with `--start-jitter` (or `--start-rate`, the link's Mbit/s) the
-   sender runs in a network namespace behind `scripts/impair`. Then, without skews, jitter, a rate
+   sender runs in a network namespace behind `scripts/impair`; with `--start-state kept` each
+   room's speaker keeps its state (its device's rate) from the start before. Then, without skews, jitter, a rate
    or a cut, as many starts of Snapcast's
    three clients on the same rooms (snapserver's file source with the same music, the clients
    started with it), measured the same way.
 7b. Speakers after what a listener does: the same three rooms fed by `longform serve` playing the
    ten tracks; `--events` rounds (20) of a seek, a skip, an edit (the item playing removed), a
-   pause and resume, and a join (one room's speaker stopped and started again on its port), in
+   pause and resume, and a join (one room's speaker stopped and started again on its port, with
+   its state, so that it starts at its device's rate as last measured), in
    one recording. The windows of the 5 s after each event are measured as a start's; against
    Snapcast's three clients on the same rooms (mpd's fifo into snapserver), through the same
    events over mpd's protocol (a join restarts a snapclient).
@@ -67,7 +69,7 @@
 Usage: scripts/bench [--seconds N] [--cpu-runs N] [--trials N]
                      [--only playback|latency|server|speakers|speaker-start|speaker-events|speaker-latency|speaker-cut|speaker-fan-out|speaker-wire]
                      [--sync-seconds N] [--jitter MS[,MS...]] [--starts N] [--start-seconds N] [--skews PPM,PPM,PPM] [--start-jitter MS]
-                     [--start-rate MBIT]
+                     [--start-rate MBIT] [--start-state fresh|kept]
                      [--events N]
                      [--cut-lookahead S] [--fan-out N[,N...]] [--speaker-codec float|pcm|flac]
                      [--wire-seconds N] [--wire-rate MBIT]

@@ -57,6 +57,8 @@ def main():
                         help="AT,SECONDS: in each start of the start figure, cut the link to the sender (in a namespace behind scripts/impair) AT s in, for SECONDS s")
     parser.add_argument("--start-rate", type=float, help="the link's rate (Mbit/s) in the start figure: with it the sender runs in a namespace behind scripts/impair --rate")
     parser.add_argument("--start-load", type=int, default=0, help="busy processes (yes > /dev/null) sharing the cores during each start of the start figure")
+    parser.add_argument("--start-state", choices=["fresh", "kept"], default="fresh",
+                        help="each start of the start figure with speakers of a new user (fresh: no device rates kept) or of one starting again (kept: each room's state from the start before)")
     parser.add_argument("--keep-logs", metavar="DIR", help="copy every log the run wrote (the speakers', senders' and servers') into DIR at its end, pass or fail")
     parser.add_argument("--speaker-verbose", type=int, default=0, metavar="N",
                         help="give each `longform speaker` --verbose N times (1: debug, 2: also each timing report)")
@@ -75,6 +77,7 @@ def main():
     everything = arguments.only is None
     common.SPEAKER_ARGUMENTS[:] = ["--verbose"] * arguments.speaker_verbose
     common.SPEAKER_CODEC = arguments.speaker_codec
+    common.START_STATE_KEPT = arguments.start_state == "kept"
     with work_directory(arguments.keep_logs) as work:
         if arguments.only == "server":
             results["server"] = server_figures(items, work)

@@ -362,6 +362,7 @@ def http_caller(port):
 
 SPEAKER_ARGUMENTS = []  # given to every speaker the bench starts (`--speaker-verbose`)
 SPEAKER_CODEC = None  # the codec of every speaker route it starts (`--speaker-codec`; None: the route's default)
+START_STATE_KEPT = False  # whether each room of the start figure keeps its speaker's state from one start to the next (`--start-state kept`)
 
 
 def speaker_route(addresses):

@@ -231,7 +231,9 @@ def longform_start(work, env, address, music, index, seconds, skews, jitter_ms=0
         processes += busy_processes(load)
         ports = []
         for name, skew in zip(ROOM_NAMES, skews):
-            process, port = start_speaker(work, env, f"start-{index:02d}-{name}", f"pulse:room-{name}", [f"--clock-skew={skew:g}"])
+            # A new user's speakers (a state of their own), or with `--start-state kept` the room's from the start before.
+            state = os.path.join(work, f"start-room-state-{name}") if common.START_STATE_KEPT else None
+            process, port = start_speaker(work, env, f"start-{index:02d}-{name}", f"pulse:room-{name}", [f"--clock-skew={skew:g}"], state=state)
             processes.append(process)
             ports.append(port)
         sender_log = os.path.join(work, f"start-{index:02d}-sender.log")
@@ -361,10 +363,11 @@ def speaker_start(items, work, starts=20, seconds=10, skews=(0, 0, 0), jitter_ms
         server.kill()
         server.wait()
     result = dict(starts_summary(runs), starts=starts, seconds=seconds, skews_ppm=list(skews), jitter_ms=jitter_ms, cut=list(cut) if cut else None, load=load,
-                  rate_mbit=rate_mbit, codec=common.SPEAKER_CODEC)
+                  rate_mbit=rate_mbit, codec=common.SPEAKER_CODEC, state="kept" if common.START_STATE_KEPT else "fresh")
     conditions = (f"clocks {', '.join(f'{skew:+g}' for skew in skews)} ppm, {jitter_ms:g} ms of jitter, {load} busy processes"
                   + (f", a {rate_mbit:g} Mbit/s link" if rate_mbit else "") + (f", {common.SPEAKER_CODEC}" if common.SPEAKER_CODEC else ""))
-    print(f"speakers from the first frame, {starts} starts of three rooms ({conditions}): {describe_starts(result)} "
+    kept = ", each room's state kept from the start before" if common.START_STATE_KEPT else ""
+    print(f"speakers from the first frame, {starts} starts of three rooms ({conditions}{kept}): {describe_starts(result)} "
           f"(goal: every window within 100 µs, no jump, correlation ≥ 0.9999)", flush=True)
     if peer_runs:
         peer = starts_summary(peer_runs)
