@@ -4,6 +4,7 @@ import Glibc
 import Dispatch
 import Logging
 import LongformCore
+import Synchronization
 
 /// Each device's rate as last measured, kept across runs: a file per device in a directory, as
 /// ntpd's and chrony's drift files keep the system clock's, so that a route opened again starts
@@ -26,6 +27,9 @@ public final class DeviceRateMemory: Sendable {
     public static let maximumDeviation = 0.001
     private let queue = DispatchQueue(label: "longform.device-rates")
     private let logger = Logger(label: LogLabel.route)
+    /// Whether a write failed before: a directory that cannot be written is said once as a
+    /// warning, then at debug level (a speaker writes up to six times a minute).
+    private let hasFailedToWrite = Atomic<Bool>(false)
 
     /// A memory in `directory` (`StateDirectory`'s `device-rates`, for a program's own).
     public init(directory: String) {
@@ -56,11 +60,14 @@ public final class DeviceRateMemory: Sendable {
     /// thread, which must not wait on the disk. A rate off by more than `maximumDeviation` is not kept.
     public func remember(_ rate: Double, ofDevice device: String) {
         guard rate.isFinite, abs(rate - 1) <= Self.maximumDeviation else { return }
-        let key = Self.key(device), path = filePath(key), directory = directory, logger = logger
-        queue.async {
+        let key = Self.key(device), path = filePath(key), directory = directory
+        queue.async { [self] in
             let text = String(cFormat: "%+.3f", (rate - 1) * 1e6) + "\n" + key + "\n"
-            if let failure = Self.write(text, to: path, creating: directory) {
-                logger.warning("\(path): cannot remember the device's rate: \(failure)")
+            guard let failure = Self.write(text, to: path, creating: directory) else { return }
+            if hasFailedToWrite.exchange(true, ordering: .relaxed) {
+                logger.debug("\(path): cannot remember the device's rate: \(failure)")
+            } else {
+                logger.warning("\(path): cannot remember the device's rate: \(failure); not kept (said once)")
             }
         }
     }
