@@ -97,7 +97,8 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
         // nominal rate for its first 4 s, drifted 41 µs a second from them. The rate kept is
         // the filter's once settled (20 s into a stream), then as it moves (`Schedule`). Read
         // here, so that the route's thread never waits on the disk.
-        let rememberedRate = rateMemory?.rate(ofDevice: Self.rateKey(of: opened, sampleRate: format.sampleRate))
+        let openedDeviceKey = Self.rateKey(of: opened, sampleRate: format.sampleRate)
+        let rememberedRate = rateMemory?.rate(ofDevice: openedDeviceKey)
         if let rememberedRate {
             logger.info("\(name): starting at the device's rate as last measured, \(String(cFormat: "%+.1f", (rememberedRate - 1) * 1e6)) ppm, until this stream's own is known")
         }
@@ -109,7 +110,7 @@ public final class PulseAudioRoute: RewindableRoute, @unchecked Sendable {
             var openedAt = HostClock.now()
             var buffer = [Float](repeating: 0, count: bufferFrames * format.channelCount)
             var plan = PulseWritePlan(sizes: sizes)
-            var deviceKey = Self.rateKey(of: stream, sampleRate: format.sampleRate)
+            var deviceKey = openedDeviceKey
             var heardFilter = HeardFrameFilter(sampleRate: format.sampleRate, rememberedRate: rememberedRate)
             var rateSchedule = DeviceRateMemory.Schedule()
             // The clock from the server's timing reports, through the filter, read at now. A move

@@ -149,7 +149,8 @@ struct HeardFrameFilter: Sendable {
     /// reports past the stream's first `settledDelay` seconds only; nil before: what is worth
     /// remembering for the device's next stream.
     var settledRate: Double? {
-        guard isRateTrusted, lowerHalfSpan >= Double(trustedRateFrames), let first = streamFirstFrame, let oldest = reports.first,
+        // (A lower half spanning `trustedRateSpan` is a trusted fit.)
+        guard lowerHalfSpan >= Double(trustedRateFrames), let first = streamFirstFrame, let oldest = reports.first,
               oldest.frame - first >= settledDelayFrames else { return nil }
         return closedSlotRates.last
     }

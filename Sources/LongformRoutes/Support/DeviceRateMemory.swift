@@ -141,21 +141,21 @@ public final class DeviceRateMemory: Sendable {
         var parent = directory.hasPrefix("/") ? "" : "."
         for component in directory.split(separator: "/") {
             parent += "/" + component
-            if mkdir(parent, 0o755) != 0 && errno != EEXIST { return "cannot create \(parent) (\(String(cString: strerror(errno))))" }
+            if mkdir(parent, 0o755) != 0 && errno != EEXIST { return systemFailure("create \(parent)") }
         }
         let temporary = path + ".\(getpid()).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return "cannot create \(temporary) (\(String(cString: strerror(errno))))" }
+        guard descriptor >= 0 else { return systemFailure("create \(temporary)") }
         let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        let reason = written == bytes.count ? nil : "cannot write \(temporary) (\(String(cString: strerror(errno))))"
+        let reason = written == bytes.count ? nil : systemFailure("write \(temporary)")
         close(descriptor)
         if let reason {
             unlink(temporary)
             return reason
         }
         guard rename(temporary, path) == 0 else {
-            let reason = "cannot rename \(temporary) (\(String(cString: strerror(errno))))"
+            let reason = systemFailure("rename \(temporary)")
             unlink(temporary)
             return reason
         }

@@ -13,7 +13,7 @@ struct WAVFileError: Error, CustomStringConvertible {
 
     /// The error `action` met, from errno.
     static func last(_ action: String, path: String) -> WAVFileError {
-        WAVFileError(path: path, reason: "cannot \(action) (\(String(cString: strerror(errno))))")
+        WAVFileError(path: path, reason: systemFailure(action))
     }
 }
 
