@@ -47,6 +47,10 @@
    processes, each playing to a null sink of its own (a room), against Snapcast (mpd's fifo output
    into snapserver's pipe source, three snapclients on the same sinks): the time from pause, play
    and skip to their effect heard in all three rooms (each sink's monitor recorded by parec).
+   With `--latency-rate MBIT` each sender (serve; snapserver) runs in a network namespace behind
+   `scripts/impair --rate`, its speakers (clients) here, so that each command queues behind the
+   fill on the link (a play from the start and a skip send the look-ahead again); the link's load
+   over the half second before each command is reported beside it.
 
 9. Speakers' longest cut: one `longform speaker` here, its sender in a network namespace; once
    the route's look-ahead (`--cut-lookahead`, default 180 s) is sent, the veth link is cut for that
@@ -72,5 +76,5 @@ Usage: scripts/bench [--seconds N] [--cpu-runs N] [--trials N]
                      [--start-rate MBIT] [--start-state fresh|kept]
                      [--events N]
                      [--cut-lookahead S] [--fan-out N[,N...]] [--speaker-codec float|pcm|flac]
-                     [--wire-seconds N] [--wire-rate MBIT]
+                     [--wire-seconds N] [--wire-rate MBIT] [--latency-rate MBIT]
 """

@@ -68,6 +68,8 @@ def main():
                         help="the codec of every speaker route the bench starts but the wire figure's, which runs each (default: the route's own)")
     parser.add_argument("--wire-seconds", type=int, default=600, help="seconds of music sent ahead to the speaker in the wire figure")
     parser.add_argument("--wire-rate", type=float, default=50, help="the link's rate (Mbit/s) in the wire figure")
+    parser.add_argument("--latency-rate", type=float,
+                        help="the link's rate (Mbit/s) in the speakers' command-latency figure: with it each sender runs in a namespace behind scripts/impair --rate")
     arguments = parser.parse_args()
     if len(arguments.skews) != 3:
         parser.error("--skews takes three values, one per speaker")
@@ -97,7 +99,7 @@ def main():
             print(json.dumps(results, indent=2))
             return
         if arguments.only == "speaker-latency":
-            results["speaker_latency"] = speaker_latency(work, arguments.trials)
+            results["speaker_latency"] = speaker_latency(work, arguments.trials, arguments.latency_rate)
             print(json.dumps(results, indent=2))
             return
         if arguments.only == "speaker-cut":
@@ -164,7 +166,7 @@ def main():
         results["speaker_start"] = speaker_start(items, work, arguments.starts, arguments.start_seconds, arguments.skews, arguments.start_jitter, arguments.start_cut, arguments.start_load,
                                                    arguments.start_rate)
         results["speaker_events"] = speaker_events(items, work, arguments.events)
-        results["speaker_latency"] = speaker_latency(work, arguments.trials)
+        results["speaker_latency"] = speaker_latency(work, arguments.trials, arguments.latency_rate)
         results["speaker_cut"] = speaker_cut(items, work, arguments.cut_lookahead)
         results["speaker_fan_out"] = speaker_fan_out(items, work, arguments.fan_out)
         results["speaker_wire"] = speaker_wire(items, work, arguments.wire_seconds, arguments.wire_rate)

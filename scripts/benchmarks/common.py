@@ -345,13 +345,15 @@ def port_from_log(path, pattern, what, timeout=30):
     raise RuntimeError(f"{what} did not start: " + open(path).read())
 
 
-def http_caller(port):
-    """A function that sends one JSON request to `longform serve` on `port` and returns its JSON answer."""
-    connection = http.client.HTTPConnection("127.0.0.1", port)
+def http_caller(port, address="127.0.0.1", token=None):
+    """A function that sends one JSON request to `longform serve` on `address`:`port` (with its
+    `token`, which an address other than loopback needs) and returns its JSON answer."""
+    connection = http.client.HTTPConnection(address, port)
+    authorization = {"Authorization": f"Bearer {token}"} if token else {}
 
     def call(method, path, body=None):
         connection.request(method, path, body=json.dumps(body) if body is not None else None,
-                           headers={"Content-Type": "application/json"} if body is not None else {})
+                           headers=dict(authorization, **({"Content-Type": "application/json"} if body is not None else {})))
         response = connection.getresponse()
         data = response.read()
         if response.status >= 300:
@@ -435,15 +437,10 @@ class ImpairedSender:
         timing_port = free_port()
         relays = [argument for port in ports for argument in ["--tcp", f"{self.host.address}:{port}=127.0.0.1:{port}"]]
         try:
-            self.process = subprocess.Popen([os.path.join(ROOT, "scripts", "impair"), "--delay", f"{jitter_ms:g}", "--jitter", f"{jitter_ms:g}"]
-                                            + (["--rate", f"{rate_mbit:g}"] if rate_mbit else []) + relays + ["--udp", f"127.0.0.1:{timing_port}={self.host.sender_address}:{timing_port}"],
-                                            stdout=subprocess.PIPE, text=True)
+            self.process = start_impair(relays + ["--udp", f"127.0.0.1:{timing_port}={self.host.sender_address}:{timing_port}"], jitter_ms, rate_mbit)
         except BaseException:
             self.host.close()
             raise
-        if self.process.stdout.readline().strip() != "ready":
-            self.close()
-            raise RuntimeError("scripts/impair did not start")
         self.wrapper = self.host.wrapper
         self.addresses = [f"{self.host.address}:{port}" for port in ports]
         self.route = speaker_route(self.addresses)
@@ -453,6 +450,63 @@ class ImpairedSender:
         self.process.terminate()
         self.process.wait()
         self.host.close()
+
+
+def start_impair(relays, jitter_ms=0, rate_mbit=None):
+    """`scripts/impair` with `relays` (its --tcp and --udp arguments), each chunk held `jitter_ms`
+    ± `jitter_ms` and, with `rate_mbit`, the link toward each host at that rate; returns it once
+    it is ready (the caller terminates it)."""
+    process = subprocess.Popen([os.path.join(ROOT, "scripts", "impair"), "--delay", f"{jitter_ms:g}", "--jitter", f"{jitter_ms:g}"]
+                               + (["--rate", f"{rate_mbit:g}"] if rate_mbit else []) + relays, stdout=subprocess.PIPE, text=True)
+    if process.stdout.readline().strip() != "ready":
+        process.kill()
+        process.wait()
+        raise RuntimeError("scripts/impair did not start")
+    return process
+
+
+def link_bytes():
+    """Bytes the link from the sender's namespace carried so far, each way (this side's counters:
+    received from the namespace, sent to it)."""
+    def read(name):
+        with open(f"/sys/class/net/{SENDER_LINK[0]}/statistics/{name}") as file:
+            return int(file.read())
+    return read("rx_bytes"), read("tx_bytes")
+
+
+class LinkLoad:
+    """How busy the link from the sender's namespace was, sampled every 20 ms from its counters
+    while it runs: `before(seconds)` is the share of `rate_mbit` it carried toward this side over
+    the last `seconds` (a fill in progress shows as near 1)."""
+
+    def __init__(self, rate_mbit):
+        self.bytes_per_second = rate_mbit * 125_000
+        self.samples = [(time.monotonic(), link_bytes()[0])]
+        self.lock = threading.Lock()
+        self.is_running = True
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+        self.thread.start()
+
+    def sample(self):
+        while self.is_running:
+            time.sleep(0.02)
+            try:
+                reading = (time.monotonic(), link_bytes()[0])
+            except OSError:  # the link is gone: the run is ending
+                return
+            with self.lock:
+                self.samples.append(reading)
+
+    def before(self, seconds):
+        now = time.monotonic()
+        with self.lock:
+            last = self.samples[-1]
+            first = next((sample for sample in self.samples if sample[0] >= now - seconds), last)
+        return round((last[1] - first[1]) / (self.bytes_per_second * (last[0] - first[0])), 2) if last[0] > first[0] else None
+
+    def close(self):
+        self.is_running = False
+        self.thread.join()
 
 
 def speaker_sender(command, env, ports, jitter_ms, is_impaired=False, rate_mbit=None):
@@ -590,22 +644,31 @@ class Rooms:
             recorder.wait()
 
 
-def room_commands(rooms, resume, pause, skip, restart, trials):
+def room_commands(rooms, resume, pause, skip, restart, trials, load=None):
     """Pause, resume and skip, each timed to its effect in every room: silence, the music again,
-    the next item. `restart` plays the first item from its start again after each skip."""
+    the next item. `restart` plays the first item from its start again after each skip. Given a
+    `LinkLoad`, each command's "NAME_link_load" is the share of the link's rate it carried over
+    the half second before the command (the command then queued behind that much)."""
     results = {"pause": [], "play": [], "skip": []}
+    loads = {name: [] for name in results}
+
+    def measure(name, test, command):
+        if load:
+            loads[name].append(load.before(0.5))
+        results[name].append(rooms.measure(test, command))
     restart()
     time.sleep(4)
     for _ in range(trials):
-        results["pause"].append(rooms.measure(lambda sample: sample == 0, pause))
+        measure("pause", lambda sample: sample == 0, pause)
         time.sleep(2)
-        results["play"].append(rooms.measure(lambda sample: sample != 0, resume))
+        measure("play", lambda sample: sample != 0, resume)
         time.sleep(2)
-        results["skip"].append(rooms.measure(in_item(2), skip))
+        measure("skip", in_item(2), skip)
         time.sleep(0.5)
         restart()
         time.sleep(3)
-    return {name: [round(value, 1) for value in values if value is not None] for name, values in results.items()}
+    figures = {name: [round(value, 1) for value in values if value is not None] for name, values in results.items()}
+    return dict(figures, **{name + "_link_load": values for name, values in loads.items() if load})
 
 
 # --- Speakers: the longest cut survived ----------------------------------------------------

@@ -10,18 +10,10 @@ peer is a snapclient of snapserver's default codec, FLAC, on the same music, ove
 minute and over the minute after its first 5 s (`peers/snapcast.py`)."""
 import os, re, subprocess, time
 from ..common import (
-    LONGFORM, cpu_seconds, memory_kib, start_speaker, sync_music, sync_pcm, FILL_LINE, wait_for_log, ImpairedSender, SENDER_LINK)
+    LONGFORM, cpu_seconds, memory_kib, start_speaker, sync_music, sync_pcm, FILL_LINE, wait_for_log, ImpairedSender, link_bytes)
 from ..peers.snapcast import snapcast_fan_out
 
 CODECS = ("float", "pcm", "flac")
-
-
-def link_bytes():
-    """Bytes the link from the sender's namespace carried so far, each way (this side's counters)."""
-    def read(name):
-        with open(f"/sys/class/net/{SENDER_LINK[0]}/statistics/{name}") as file:
-            return int(file.read())
-    return read("rx_bytes"), read("tx_bytes")
 
 
 def longform_wire(work, music, codec, seconds, rate_mbit):

@@ -4,8 +4,8 @@ command latency in three rooms (fed by mpd's fifo output), the longest cut survi
 clients one snapserver feeds."""
 import os, socket, subprocess, time
 from ..common import (
-    run, cpu_seconds, CPUGroup, peak_memory_kib, start_pulse, LATENCY_ITEMS, free_port, sync_pcm, pair_offsets,
-    offset_figures, describe_offsets, Recording, ROOMS, Rooms, room_commands, CutRun, gapless_outputs)
+    run, cpu_seconds, CPUGroup, peak_memory_kib, start_pulse, free_port, sync_pcm, pair_offsets,
+    offset_figures, describe_offsets, Recording, ROOMS, Rooms, room_commands, CutRun, gapless_outputs, SenderHost, start_impair, LinkLoad)
 from .mpd import MPD
 
 
@@ -88,34 +88,50 @@ def snapcast_sync(items, work, seconds):
 
 # --- Speakers: command latency beside Snapcast ----------------------------------------------
 
-def snapcast_room_latency(work, env, trials):
+def snapcast_room_latency(work, env, trials, items, rate_mbit=None):
     """mpd's fifo output into snapserver's pipe source (Snapcast's usual setup), three snapclients
-    playing to PulseAudio, one per room, with Snapcast's defaults (a 1 s buffer, FLAC)."""
+    playing to PulseAudio, one per room, with Snapcast's defaults (a 1 s buffer, FLAC), playing
+    `items` (names in the bench's music directory); with
+    `rate_mbit`, snapserver in the sender's namespace and its clients behind `scripts/impair` with
+    a link of that rate (mpd, on its socket, feeds the fifo from here)."""
     mpd = MPD(work, "snapcast-fifo")
     processes = []
-    rooms = None
+    rooms = host = relay = load = None
     try:
         deadline = time.monotonic() + 10
         while not os.path.exists(mpd.fifo) and time.monotonic() < deadline:
             time.sleep(0.05)
-        snapserver, port = start_snapserver(work, "snapserver", f"pipe://{mpd.fifo}?name=mpd&sampleformat=44100:16:2&mode=read")
+        host = SenderHost() if rate_mbit else None
+        snapserver, port = start_snapserver(work, "snapserver", f"pipe://{mpd.fifo}?name=mpd&sampleformat=44100:16:2&mode=read", host)
         processes.append(snapserver)
+        if host:
+            relayed = free_port(socket.SOCK_STREAM)
+            relay = start_impair(["--tcp", f"127.0.0.1:{relayed}={host.sender_address}:{port}"], rate_mbit=rate_mbit)
+            port = relayed
         for room in ROOMS:
             processes.append(start_snapclient(port, room, room, env))
-        mpd.load(LATENCY_ITEMS)
+        mpd.load(items)
         connection, close = mpd.connect()
         rooms = Rooms(env)
+        load = LinkLoad(rate_mbit) if host else None
         try:
             return room_commands(rooms, lambda: connection("pause 0"), lambda: connection("pause 1"), lambda: connection("next"),
-                                 lambda: connection("play 0"), trials)
+                                 lambda: connection("play 0"), trials, load)
         finally:
             close()
     finally:
+        if load:
+            load.close()
         if rooms:
             rooms.close()
         for process in reversed(processes):
             process.kill()
             process.wait()
+        if relay:
+            relay.terminate()
+            relay.wait()
+        if host:
+            host.close()
         mpd.stop()
 
 
