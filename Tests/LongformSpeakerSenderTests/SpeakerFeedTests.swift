@@ -62,6 +62,35 @@ import Testing
         #expect(after.count == 1 && after[0].first == 5_000 && after[0].count == 3_000 && after[0].value == 0.5, "\(after)")
     }
 
+    @Test func audioSentAgainAfterAFlushCountsInFlightThoughTheSpeakerHadAcknowledgedFarBeyond() throws {
+        let feed = try SpeakerFeed(speakerCount: 1, format: Self.format)
+        _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 10_000_000, startFrame: 0)
+        append(feed, 441_000, at: 0, value: 0.25)
+        // Ten seconds sent and held, a second at a time.
+        var held: Int64 = 0
+        while held < 441_000 {
+            held = audio(drain(feed)).last.map { $0.first + Int64($0.count) } ?? held
+            feed.record(status: SpeakerStatus(bufferEndFrame: held, nextFrame: 0, clockOffset: 0, clockUncertainty: 0,
+                                              isSynchronized: true, isPlaying: false), from: 0)
+        }
+        // A seek to frame 10,000: flushed, and the new audio rendered from there.
+        let (id, _) = feed.beginFlush(from: 10_000)
+        feed.endFlush(from: 10_000, resumingAt: 10_000, refusing: [:])
+        append(feed, 431_000, at: 10_000, value: 0.5)
+        let first = audio(drain(feed))
+        #expect(first.first?.first == 10_000 && first.first?.value == 0.5, "\(first.map(\.first))")
+        #expect(first.last.map { $0.first + Int64($0.count) - 10_000 }.map { $0 <= 44_100 + 4_096 } == true,
+                "a second in flight from the flush, not all the speaker held before it: \(first.last.map { $0.first + Int64($0.count) } ?? 0)")
+        // A status sent before the speaker read the flush changes nothing; the answer and the next status do.
+        feed.record(status: SpeakerStatus(bufferEndFrame: 441_000, nextFrame: 0, clockOffset: 0, clockUncertainty: 0,
+                                          isSynchronized: true, isPlaying: false), from: 0)
+        #expect(audio(drain(feed)).isEmpty, "the stale status opened no room")
+        feed.record(answer: true, firstUnplayedFrame: 10_000, ofRequest: id, from: 0)
+        feed.record(status: SpeakerStatus(bufferEndFrame: 10_000 + 44_100, nextFrame: 0, clockOffset: 0, clockUncertainty: 0,
+                                          isSynchronized: true, isPlaying: false), from: 0)
+        #expect(!audio(drain(feed)).isEmpty, "the speaker's word after the flush opens it")
+    }
+
     @Test func aFlushUnsentWhenTheConnectionDropsIsSentOnReconnecting() throws {
         let feed = try SpeakerFeed(speakerCount: 1, format: Self.format)
         _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)

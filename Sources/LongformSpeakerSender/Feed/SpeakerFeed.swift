@@ -181,6 +181,8 @@ final class SpeakerFeed: @unchecked Sendable {
                 if outboxes[index].isConnected {
                     outboxes[index].control.append(.flush(requestID: id, fromFrame: frame))
                     outboxes[index].cursor = min(outboxes[index].cursor, frame)
+                    // What it held from the flush's frame on goes: audio sent again from there is in flight.
+                    outboxes[index].acknowledgedEnd = min(outboxes[index].acknowledgedEnd, frame)
                     outboxes[index].unansweredFlush = min(outboxes[index].unansweredFlush ?? frame, frame)
                     asked.append((index, outboxes[index].connectionNumber))
                 } else {
@@ -350,7 +352,13 @@ final class SpeakerFeed: @unchecked Sendable {
     func record(status: SpeakerStatus, from index: Int) {
         locked(waking: .link(index)) {
             outboxes[index].status = (status, HostClock.now())
-            if status.bufferEndFrame >= 0 { outboxes[index].acknowledgedEnd = status.bufferEndFrame }
+            // A status the speaker sent before it read a flush still counts the audio the flush
+            // takes back: until the flush is answered, its buffer ends at the flush's frame at most.
+            // (Taken at its word, it let a fill send everything again from the flush on, minutes of
+            // audio, and a command waited seconds behind it on a slow link.)
+            if status.bufferEndFrame >= 0 {
+                outboxes[index].acknowledgedEnd = min(status.bufferEndFrame, outboxes[index].unansweredFlush ?? .max)
+            }
             // Audio before the first frame a playing speaker can still change is never heard: it
             // is not sent, nor waited for (the speaker keeps none of it, so no status would ever
             // acknowledge it).
