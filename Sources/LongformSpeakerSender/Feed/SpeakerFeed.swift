@@ -353,9 +353,9 @@ final class SpeakerFeed: @unchecked Sendable {
         locked(waking: .link(index)) {
             outboxes[index].status = (status, HostClock.now())
             // A status the speaker sent before it read a flush still counts the audio the flush
-            // takes back: until the flush is answered, its buffer ends at the flush's frame at most.
-            // (Taken at its word, it let a fill send everything again from the flush on, minutes of
-            // audio, and a command waited seconds behind it on a slow link.)
+            // takes back: until the flush is answered, its buffer ends at the flush's frame at most,
+            // or the audio sent again from there would not count in flight (minutes of it at once,
+            // and a command behind them on a slow link).
             if status.bufferEndFrame >= 0 {
                 outboxes[index].acknowledgedEnd = min(status.bufferEndFrame, outboxes[index].unansweredFlush ?? .max)
             }
