@@ -91,9 +91,9 @@ def snapcast_sync(items, work, seconds):
 def snapcast_room_latency(work, env, trials, items, rate_mbit=None):
     """mpd's fifo output into snapserver's pipe source (Snapcast's usual setup), three snapclients
     playing to PulseAudio, one per room, with Snapcast's defaults (a 1 s buffer, FLAC), playing
-    `items` (names in the bench's music directory); with
-    `rate_mbit`, snapserver in the sender's namespace and its clients behind `scripts/impair` with
-    a link of that rate (mpd, on its socket, feeds the fifo from here)."""
+    `items` (names in the bench's music directory); with `rate_mbit`, snapserver in the sender's
+    namespace and its clients behind `scripts/impair` with a link of that rate (mpd, on its
+    socket, feeds the fifo from here)."""
     mpd = MPD(work, "snapcast-fifo")
     processes = []
     rooms = host = relay = load = None
