@@ -107,6 +107,31 @@ import Testing
         #expect(after.first?.first == 3_000 && after.first?.value == 0.5, "\(after)")
     }
 
+    @Test func audioSentAgainAfterAFlushMissedWhileAwayCountsInFlightThoughTheSpeakerHoldsFarBeyond() throws {
+        let feed = try SpeakerFeed(speakerCount: 1, format: Self.format)
+        _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 10_000_000, startFrame: 0)
+        append(feed, 441_000, at: 0, value: 0.25)
+        _ = drain(feed)
+        feed.linkDidDisconnect(0)
+        // A seek to frame 10,000 while the speaker is away; it comes back holding ten seconds.
+        _ = feed.beginFlush(from: 10_000)
+        feed.endFlush(from: 10_000, resumingAt: 10_000, refusing: [:])
+        append(feed, 431_000, at: 10_000, value: 0.5)
+        let initial = feed.linkDidConnect(0, bufferEndFrame: 441_000, capacityFrames: 10_000_000, startFrame: 0)
+        #expect(initial.contains(.flush(requestID: 0, fromFrame: 10_000)), "\(initial)")
+        let first = audio(drain(feed))
+        #expect(first.first?.first == 10_000 && first.first?.value == 0.5, "\(first.map(\.first))")
+        // A status sent before the speaker read the flush opens no room; its answer and the next status do.
+        feed.record(status: SpeakerStatus(bufferEndFrame: 441_000, nextFrame: 0, clockOffset: 0, clockUncertainty: 0,
+                                          isSynchronized: true, isPlaying: false), from: 0)
+        let afterStale = audio(drain(feed))
+        #expect(afterStale.isEmpty, "the stale status sent \(afterStale.count) more messages, to frame \(afterStale.last.map { $0.first + Int64($0.count) } ?? 0)")
+        feed.record(answer: true, firstUnplayedFrame: 10_000, ofRequest: 0, from: 0)
+        feed.record(status: SpeakerStatus(bufferEndFrame: 10_000 + 44_100, nextFrame: 0, clockOffset: 0, clockUncertainty: 0,
+                                          isSynchronized: true, isPlaying: false), from: 0)
+        #expect(!audio(drain(feed)).isEmpty, "the speaker's word after the flush opens it")
+    }
+
     /// Two speakers sent 10,000 frames of 0.25, and a flush from 4,000 begun: the feed, the
     /// request's id and the speakers asked.
     private func twoSpeakersFlushingFrom4000() throws -> (feed: SpeakerFeed, id: UInt32, asked: [(index: Int, connection: Int)]) {

@@ -310,6 +310,8 @@ final class SpeakerFeed: @unchecked Sendable {
                 // Audio it holds from before a flush it missed must go; whatever it answers, it is sent again from there.
                 messages.append(.flush(requestID: 0, fromFrame: missed))
                 cursor = min(cursor, missed)
+                // As for any flush: until it is answered, a status counts its buffer to `missed` at most.
+                outbox.unansweredFlush = missed
             }
             outbox.flushWhileAway = nil
             outbox.cursor = min(max(cursor, history.startFrame), max(history.endFrame, startFrame))
