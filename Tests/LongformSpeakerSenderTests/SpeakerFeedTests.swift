@@ -303,6 +303,21 @@ import Testing
         #expect(bytes * 10 < 20_000 * 4 * 6, "under 60 % of 16-bit PCM: \(bytes) bytes for 20,000 frames")
     }
 
+    @Test func theGroupsSpeakersShareTwoSecondsInFlight() throws {
+        // Each link, unanswered, is sent what its share allows, then its next whole block: one
+        // speaker two seconds (88,200 frames), each of three two thirds of one (29,400).
+        for speakerCount in [1, 3] {
+            let feed = try SpeakerFeed(speakerCount: speakerCount, format: Self.format)
+            for index in 0..<speakerCount { _ = feed.linkDidConnect(index, bufferEndFrame: -1, capacityFrames: 10_000_000, startFrame: 0) }
+            Self.append(feed, Self.chord(from: 0, count: 441_000, seed: 1), at: 0)
+            let share = 88_200 / speakerCount
+            for index in 0..<speakerCount {
+                let sentEnd = Self.drainAudio(feed, link: index).last.map { $0.first + Int64($0.count) } ?? 0
+                #expect(sentEnd >= share && sentEnd <= share + 4_096, "\(speakerCount) speakers: speaker \(index) sent to frame \(sentEnd), not \(share) and a block")
+            }
+        }
+    }
+
     @Test func aShortBlockAtTheEndOfWhatIsRenderedWaitsUnlessItIsDueSoon() throws {
         let feed = try SpeakerFeed(speakerCount: 2, format: Self.format)
         for index in 0..<2 { _ = feed.linkDidConnect(index, bufferEndFrame: -1, capacityFrames: 10_000_000, startFrame: 0) }

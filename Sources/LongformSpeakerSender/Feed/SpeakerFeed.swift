@@ -70,11 +70,19 @@ final class SpeakerFeed: @unchecked Sendable {
     /// far ahead reports after reads 10 ms apart (`ReadPacing`), it bounds the fill's rate too:
     /// a second of 16-bit PCM each 10 ms is 141 Mbit/s.
     static let inFlightSeconds = 1.0
-    /// The same for a compressed stream: two seconds of music as FLAC (under half of 16-bit PCM's
-    /// bytes, a third for the bench's) are no more bytes than one of 16-bit PCM, so a command
-    /// waits no longer behind them, and they fill a 50 Mbit/s link read every 10 ms, which one
-    /// second of FLAC (about 58 KB) did not.
-    static let compressedInFlightSeconds = 2.0
+    /// The same for a compressed stream, for the whole group: two seconds of music as FLAC (under
+    /// half of 16-bit PCM's bytes, a third for the bench's), shared among the speakers connected.
+    /// One speaker so fills a 50 Mbit/s link read every 10 ms (one second of FLAC, about 58 KB,
+    /// did not); a group's speakers mostly share one link, where a command waits behind all of
+    /// theirs: two seconds each, three speakers behind 20 Mbit/s held a pause 173 ms and a skip
+    /// 229 ms (0.75 s each: 124 and 129 ms).
+    static let compressedGroupInFlightSeconds = 2.0
+
+    /// Frames of audio that may be in flight to one speaker with `connectedCount` connected.
+    private func inFlightLimitFrames(connectedCount: Int) -> Int64 {
+        let seconds = format.encoding.isCompressed ? Self.compressedGroupInFlightSeconds / Double(max(1, connectedCount)) : Self.inFlightSeconds
+        return Int64(seconds * Double(format.sampleRate))
+    }
     /// A compressed block shorter than the grid allows, at the end of what is rendered, goes only
     /// to a speaker that will play it within this many seconds (or is not playing): the others
     /// wait for the whole block. Once the look-ahead is full the route renders a period at a
@@ -396,7 +404,7 @@ final class SpeakerFeed: @unchecked Sendable {
             return outbox.control
         }
         let end = min(history.endFrame, heldFrom ?? .max)
-        let inFlightLimit = Int64((format.encoding.isCompressed ? Self.compressedInFlightSeconds : Self.inFlightSeconds) * Double(format.sampleRate))
+        let inFlightLimit = inFlightLimitFrames(connectedCount: outboxes.count { $0.isConnected })
         // A paused span is neither sent nor counted in flight (see `SentAudio.unrenderedSpans`),
         // nor is audio no longer held (heard, or skipped by a pause longer than the history keeps).
         let first = history.firstRenderedFrame(from: max(outbox.cursor, history.startFrame))
