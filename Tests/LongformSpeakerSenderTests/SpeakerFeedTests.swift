@@ -305,12 +305,13 @@ import Testing
 
     @Test func theGroupsSpeakersShareTwoSecondsInFlight() throws {
         // Each link, unanswered, is sent what its share allows, then its next whole block: one
-        // speaker two seconds (88,200 frames), each of three two thirds of one (29,400).
-        for speakerCount in [1, 3] {
+        // speaker two seconds (88,200 frames), each of three two thirds of one (29,400), and each
+        // of sixteen half a second (22,050), the least.
+        for speakerCount in [1, 3, 16] {
             let feed = try SpeakerFeed(speakerCount: speakerCount, format: Self.format)
             for index in 0..<speakerCount { _ = feed.linkDidConnect(index, bufferEndFrame: -1, capacityFrames: 10_000_000, startFrame: 0) }
             Self.append(feed, Self.chord(from: 0, count: 441_000, seed: 1), at: 0)
-            let share = 88_200 / speakerCount
+            let share = max(22_050, 88_200 / speakerCount)
             for index in 0..<speakerCount {
                 let sentEnd = Self.drainAudio(feed, link: index).last.map { $0.first + Int64($0.count) } ?? 0
                 #expect(sentEnd >= share && sentEnd <= share + 4_096, "\(speakerCount) speakers: speaker \(index) sent to frame \(sentEnd), not \(share) and a block")
