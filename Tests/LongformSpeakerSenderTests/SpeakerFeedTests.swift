@@ -31,6 +31,24 @@ import Testing
         }
     }
 
+    /// The status of a speaker that does not play yet, its buffer ending at `bufferEnd`.
+    private func notPlaying(holdingTo bufferEnd: Int64) -> SpeakerStatus {
+        SpeakerStatus(bufferEndFrame: bufferEnd, nextFrame: 0, clockOffset: 0, clockUncertainty: 0, isSynchronized: true, isPlaying: false)
+    }
+
+    /// After flush `requestID` from frame 10,000 and a second of the audio sent again from there:
+    /// a status the speaker sent before it read the flush (its buffer to 441,000) opens no room;
+    /// the flush's answer and the next status do.
+    private func expectOnlyTheAnswerOpensRoom(_ feed: SpeakerFeed, requestID: UInt32, sourceLocation: SourceLocation = #_sourceLocation) {
+        feed.record(status: notPlaying(holdingTo: 441_000), from: 0)
+        let afterStale = audio(drain(feed))
+        #expect(afterStale.isEmpty, "the stale status sent \(afterStale.count) more messages, to frame \(afterStale.last.map { $0.first + Int64($0.count) } ?? 0)",
+                sourceLocation: sourceLocation)
+        feed.record(answer: true, firstUnplayedFrame: 10_000, ofRequest: requestID, from: 0)
+        feed.record(status: notPlaying(holdingTo: 10_000 + 44_100), from: 0)
+        #expect(!audio(drain(feed)).isEmpty, "the speaker's word after the flush opens it", sourceLocation: sourceLocation)
+    }
+
     @Test func aPlayingSpeakerIsNeitherSentNorWaitedForAudioBeforeItsFirstChangeableFrame() throws {
         let feed = try SpeakerFeed(speakerCount: 1, format: Self.format)
         _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
@@ -70,8 +88,7 @@ import Testing
         var held: Int64 = 0
         while held < 441_000 {
             held = audio(drain(feed)).last.map { $0.first + Int64($0.count) } ?? held
-            feed.record(status: SpeakerStatus(bufferEndFrame: held, nextFrame: 0, clockOffset: 0, clockUncertainty: 0,
-                                              isSynchronized: true, isPlaying: false), from: 0)
+            feed.record(status: notPlaying(holdingTo: held), from: 0)
         }
         // A seek to frame 10,000: flushed, and the new audio rendered from there.
         let (id, _) = feed.beginFlush(from: 10_000)
@@ -81,55 +98,41 @@ import Testing
         #expect(first.first?.first == 10_000 && first.first?.value == 0.5, "\(first.map(\.first))")
         #expect(first.last.map { $0.first + Int64($0.count) - 10_000 }.map { $0 <= 44_100 + 4_096 } == true,
                 "a second in flight from the flush, not all the speaker held before it: \(first.last.map { $0.first + Int64($0.count) } ?? 0)")
-        // A status sent before the speaker read the flush changes nothing; the answer and the next status do.
-        feed.record(status: SpeakerStatus(bufferEndFrame: 441_000, nextFrame: 0, clockOffset: 0, clockUncertainty: 0,
-                                          isSynchronized: true, isPlaying: false), from: 0)
-        #expect(audio(drain(feed)).isEmpty, "the stale status opened no room")
-        feed.record(answer: true, firstUnplayedFrame: 10_000, ofRequest: id, from: 0)
-        feed.record(status: SpeakerStatus(bufferEndFrame: 10_000 + 44_100, nextFrame: 0, clockOffset: 0, clockUncertainty: 0,
-                                          isSynchronized: true, isPlaying: false), from: 0)
-        #expect(!audio(drain(feed)).isEmpty, "the speaker's word after the flush opens it")
+        expectOnlyTheAnswerOpensRoom(feed, requestID: id)
+    }
+
+    /// A speaker sent `held` frames of 0.25 misses a flush from `flushFrame` (its connection
+    /// dropped before the flush began, or after, before its link took it), the audio from there is
+    /// rendered again at 0.5, and it comes back holding all it had: the feed, what the speaker is
+    /// sent first, and the audio it is sent then.
+    private func reconnectAfterMissingAFlush(held: Int64, from flushFrame: Int64, droppedAfterTheFlushBegan: Bool) throws
+        -> (feed: SpeakerFeed, initial: [SpeakerMessage], audio: [(first: Int64, count: UInt32, value: Float)]) {
+        let feed = try SpeakerFeed(speakerCount: 1, format: Self.format)
+        _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 10_000_000, startFrame: 0)
+        append(feed, Int(held), at: 0, value: 0.25)
+        _ = drain(feed)
+        if !droppedAfterTheFlushBegan { feed.linkDidDisconnect(0) }
+        _ = feed.beginFlush(from: flushFrame)
+        if droppedAfterTheFlushBegan { feed.linkDidDisconnect(0) }
+        feed.endFlush(from: flushFrame, resumingAt: flushFrame, refusing: [:])
+        append(feed, Int(held - flushFrame), at: flushFrame, value: 0.5)
+        let initial = feed.linkDidConnect(0, bufferEndFrame: held, capacityFrames: 10_000_000, startFrame: 0)
+        return (feed, initial, audio(drain(feed)))
     }
 
     @Test func aFlushUnsentWhenTheConnectionDropsIsSentOnReconnecting() throws {
-        let feed = try SpeakerFeed(speakerCount: 1, format: Self.format)
-        _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 1_000_000, startFrame: 0)
-        append(feed, 8_000, at: 0, value: 0.25)
-        _ = drain(feed)
-        _ = feed.beginFlush(from: 3_000)
-        feed.linkDidDisconnect(0) // before the link took the flush
-        feed.endFlush(from: 3_000, resumingAt: 3_000, refusing: [:])
-        append(feed, 2_000, at: 3_000, value: 0.5)
         // The speaker still holds the old audio to frame 8,000: it is flushed from 3,000, and sent the new.
-        let initial = feed.linkDidConnect(0, bufferEndFrame: 8_000, capacityFrames: 1_000_000, startFrame: 0)
+        let (_, initial, after) = try reconnectAfterMissingAFlush(held: 8_000, from: 3_000, droppedAfterTheFlushBegan: true)
         #expect(initial.contains(.flush(requestID: 0, fromFrame: 3_000)), "\(initial)")
-        let after = audio(drain(feed))
         #expect(after.first?.first == 3_000 && after.first?.value == 0.5, "\(after)")
     }
 
     @Test func audioSentAgainAfterAFlushMissedWhileAwayCountsInFlightThoughTheSpeakerHoldsFarBeyond() throws {
-        let feed = try SpeakerFeed(speakerCount: 1, format: Self.format)
-        _ = feed.linkDidConnect(0, bufferEndFrame: -1, capacityFrames: 10_000_000, startFrame: 0)
-        append(feed, 441_000, at: 0, value: 0.25)
-        _ = drain(feed)
-        feed.linkDidDisconnect(0)
         // A seek to frame 10,000 while the speaker is away; it comes back holding ten seconds.
-        _ = feed.beginFlush(from: 10_000)
-        feed.endFlush(from: 10_000, resumingAt: 10_000, refusing: [:])
-        append(feed, 431_000, at: 10_000, value: 0.5)
-        let initial = feed.linkDidConnect(0, bufferEndFrame: 441_000, capacityFrames: 10_000_000, startFrame: 0)
+        let (feed, initial, first) = try reconnectAfterMissingAFlush(held: 441_000, from: 10_000, droppedAfterTheFlushBegan: false)
         #expect(initial.contains(.flush(requestID: 0, fromFrame: 10_000)), "\(initial)")
-        let first = audio(drain(feed))
         #expect(first.first?.first == 10_000 && first.first?.value == 0.5, "\(first.map(\.first))")
-        // A status sent before the speaker read the flush opens no room; its answer and the next status do.
-        feed.record(status: SpeakerStatus(bufferEndFrame: 441_000, nextFrame: 0, clockOffset: 0, clockUncertainty: 0,
-                                          isSynchronized: true, isPlaying: false), from: 0)
-        let afterStale = audio(drain(feed))
-        #expect(afterStale.isEmpty, "the stale status sent \(afterStale.count) more messages, to frame \(afterStale.last.map { $0.first + Int64($0.count) } ?? 0)")
-        feed.record(answer: true, firstUnplayedFrame: 10_000, ofRequest: 0, from: 0)
-        feed.record(status: SpeakerStatus(bufferEndFrame: 10_000 + 44_100, nextFrame: 0, clockOffset: 0, clockUncertainty: 0,
-                                          isSynchronized: true, isPlaying: false), from: 0)
-        #expect(!audio(drain(feed)).isEmpty, "the speaker's word after the flush opens it")
+        expectOnlyTheAnswerOpensRoom(feed, requestID: 0)
     }
 
     /// Two speakers sent 10,000 frames of 0.25, and a flush from 4,000 begun: the feed, the
