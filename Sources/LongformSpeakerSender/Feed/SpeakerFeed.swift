@@ -70,24 +70,15 @@ final class SpeakerFeed: @unchecked Sendable {
     /// far ahead reports after reads 10 ms apart (`ReadPacing`), it bounds the fill's rate too:
     /// a second of 16-bit PCM each 10 ms is 141 Mbit/s.
     static let inFlightSeconds = 1.0
-    /// The same for a compressed stream, for the whole group: two seconds of music as FLAC (under
-    /// half of 16-bit PCM's bytes, a third for the bench's), shared among the speakers connected
-    /// (half a second each at least, `compressedSpeakerInFlightSeconds`).
-    /// One speaker so fills a 50 Mbit/s link read every 10 ms (one second of FLAC, about 58 KB,
-    /// did not); a group's speakers mostly share one link, where a command waits behind all of
-    /// theirs: two seconds each, three speakers behind 20 Mbit/s held a pause 173 ms and a skip
-    /// 229 ms (0.75 s each: 124 and 129 ms).
+    /// The same for a compressed stream, for the whole group, shared among the speakers connected
+    /// (`compressedSpeakerInFlightSeconds` each at least): a group's speakers mostly share one
+    /// link, where a command waits behind all of their audio in flight. Two seconds of music as
+    /// FLAC (under half of 16-bit PCM's bytes) let one speaker fill a 50 Mbit/s link read every 10 ms.
     static let compressedGroupInFlightSeconds = 2.0
-    /// Each speaker's share is never less (seconds): a speaker far ahead reports after each read
-    /// that brought a quarter second (`SenderConnection`), so a share under that waits for its
-    /// once-a-second status; sixteen speakers' eighth of a second each never filled.
+    /// A speaker's share is never less (seconds): a speaker far ahead reports after each read that
+    /// brought a quarter second (`SenderConnection`), and a smaller share waits for its status of
+    /// once a second.
     static let compressedSpeakerInFlightSeconds = 0.5
-
-    /// Frames of audio that may be in flight to one speaker with `connectedCount` connected.
-    private func inFlightLimitFrames(connectedCount: Int) -> Int64 {
-        let share = max(Self.compressedSpeakerInFlightSeconds, Self.compressedGroupInFlightSeconds / Double(max(1, connectedCount)))
-        return Int64((format.encoding.isCompressed ? share : Self.inFlightSeconds) * Double(format.sampleRate))
-    }
     /// A compressed block shorter than the grid allows, at the end of what is rendered, goes only
     /// to a speaker that will play it within this many seconds (or is not playing): the others
     /// wait for the whole block. Once the look-ahead is full the route renders a period at a
@@ -400,6 +391,12 @@ final class SpeakerFeed: @unchecked Sendable {
     /// piece of audio.
     func takeWork(for index: Int) -> [SpeakerMessage]? {
         reading { takeWorkLocked(for: index) }
+    }
+
+    /// Frames of audio that may be in flight to one speaker with `connectedCount` connected.
+    private func inFlightLimitFrames(connectedCount: Int) -> Int64 {
+        let share = max(Self.compressedSpeakerInFlightSeconds, Self.compressedGroupInFlightSeconds / Double(max(1, connectedCount)))
+        return Int64((format.encoding.isCompressed ? share : Self.inFlightSeconds) * Double(format.sampleRate))
     }
 
     private func takeWorkLocked(for index: Int) -> [SpeakerMessage]? {
