@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "LongformPulseAudio", targets: ["LongformPulseAudio"]),
         .library(name: "LongformALSA", targets: ["LongformALSA"]),
         .library(name: "LongformSpeakerSender", targets: ["LongformSpeakerSender"]),
+        .library(name: "LongformAirPlayProtocol", targets: ["LongformAirPlayProtocol"]),
+        .library(name: "LongformAirPlaySender", targets: ["LongformAirPlaySender"]),
         .library(name: "LongformLocalRouteCatalog", targets: ["LongformLocalRouteCatalog"]),
         .library(name: "LongformRouteCatalog", targets: ["LongformRouteCatalog"]),
         .library(name: "LongformPlayer", targets: ["LongformPlayer"]),
@@ -68,10 +70,18 @@ let package = Package(
         .target(name: "LongformSpeakerSender", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformSources", "LongformSpeakerProtocol",
                                                              .product(name: "Logging", package: "swift-log"),
                                                              .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]),
+        // Layer 4: AirPlay's wire formats (RTSP, SDP, RTP, ALAC framing, RAOP's timing and control
+        // packets, DMAP), as values and pure functions: no socket, so that each is tested alone.
+        .target(name: "LongformAirPlayProtocol", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // Layer 4: the sender's side of AirPlay (the `airplay:` route): sessions with receivers, the
+        // RTSP connection (SwiftNIO), the UDP ports (the speaker protocol's socket wrapper).
+        .target(name: "LongformAirPlaySender", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformAirPlayProtocol", "LongformSpeakerProtocol",
+                                                             .product(name: "Logging", package: "swift-log"),
+                                                             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]),
         // Layer 4: the local routes `--route` names and `routes` lists (null, WAV, PulseAudio, ALSA), and the default one.
         .target(name: "LongformLocalRouteCatalog", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformPulseAudio", "LongformALSA"]),
-        // Layer 4: what `--route` names: a local route or network speakers.
-        .target(name: "LongformRouteCatalog", dependencies: ["LongformLocalRouteCatalog", "LongformRendering", "LongformSpeakerSender"]),
+        // Layer 4: what `--route` names: a local route, network speakers or AirPlay receivers.
+        .target(name: "LongformRouteCatalog", dependencies: ["LongformLocalRouteCatalog", "LongformRendering", "LongformSpeakerSender", "LongformAirPlaySender"]),
         // Layer 4: the wire protocol between the speaker route and `longform speaker` (docs/speaker-protocol.md),
         // and the socket wrapper both ends use for what SwiftNIO does not offer.
         // Optimised in debug builds too (`realTimeSettings`): the tests run debug-built speakers.
@@ -149,7 +159,8 @@ let package = Package(
         .testTarget(name: "LongformRenderingTests", dependencies: ["LongformRendering", "LongformRoutes", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
         .testTarget(name: "LongformPulseAudioTests", dependencies: ["LongformPulseAudio", "LongformLocalRouteCatalog", "LongformRouteCatalog", "LongformRoutes", "LongformRendering", "LongformSources", "LongformPlayer", "LongformTestSupport"]),
         .testTarget(name: "LongformSpeakerSenderTests", dependencies: ["LongformSpeakerSender", "LongformRendering", "LongformSources", "LongformTestSupport"]),
-        .testTarget(name: "LongformRouteCatalogTests", dependencies: ["LongformLocalRouteCatalog", "LongformRouteCatalog", "LongformRoutes", "LongformALSA", "LongformSpeakerSender", "LongformTestSupport"]),
+        .testTarget(name: "LongformRouteCatalogTests", dependencies: ["LongformLocalRouteCatalog", "LongformRouteCatalog", "LongformRoutes", "LongformALSA", "LongformSpeakerSender",
+                                                                "LongformAirPlaySender", "LongformTestSupport"]),
         .testTarget(name: "LongformPlayerTests", dependencies: ["LongformPlayer", "LongformRoutes", "LongformSpeakerSender", "LongformRendering", "LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformStoreTests", dependencies: ["LongformStore", "LongformPlayer", "LongformCore", "LongformTestSupport"]),
         .testTarget(name: "LongformLibraryTests", dependencies: ["LongformLibrary", "LongformStore", "LongformTestSupport"]),
@@ -158,6 +169,8 @@ let package = Package(
         .testTarget(name: "LongformSpeakerReceiverTests", dependencies: ["LongformSpeakerReceiver", "LongformSpeakerProtocol", "LongformSpeakerSender", "LongformRoutes", "LongformCore",
                                                                    "LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
+        .testTarget(name: "LongformAirPlayProtocolTests", dependencies: ["LongformAirPlayProtocol"]),
+        .testTarget(name: "LongformAirPlaySenderTests", dependencies: ["LongformAirPlaySender", "LongformAirPlayProtocol", "LongformRendering", "LongformSources", "LongformTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

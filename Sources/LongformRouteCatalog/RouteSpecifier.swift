@@ -1,14 +1,18 @@
+import LongformAirPlaySender
 import LongformLocalRouteCatalog
 import LongformRendering
 import LongformSpeakerSender
 
 /// A route as the user names it on the command line: a local one (`null`, `wav:PATH`,
-/// `pulse[:SINK]`, `alsa[:DEVICE]`) or `speaker:HOST:PORT[,HOST:PORT…][?codec=flac|pcm|float]`.
+/// `pulse[:SINK]`, `alsa[:DEVICE]`), `speaker:HOST:PORT[,HOST:PORT…][?codec=flac|pcm|float]` or
+/// `airplay:HOST[:PORT][,HOST[:PORT]…][?password=TEXT]`.
 public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
     /// A route on this machine.
     case local(LocalRouteSpecifier)
     /// Network speakers (`longform speaker`), one or a group playing in step, and how the audio goes to them.
     case speaker(endpoints: [SpeakerEndpoint], codec: SpeakerCodec)
+    /// AirPlay receivers, one or a group playing in step, and the password for those that ask for one.
+    case airPlay(endpoints: [AirPlayEndpoint], password: String?)
 
     /// Parses a specifier; the error names what was wrong.
     public init(parsing text: String) throws(RouteError) {
@@ -16,8 +20,12 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
             self = .local(local)
             return
         }
+        if text.lowercased().hasPrefix("airplay:") {
+            self = try Self.airPlay(parsing: text)
+            return
+        }
         guard text.lowercased().hasPrefix("speaker:") || text.lowercased() == "speaker" else {
-            throw RouteError(route: text, reason: "unknown route; use \(LocalRouteSpecifier.usage) or speaker:HOST:PORT[,HOST:PORT...]")
+            throw RouteError(route: text, reason: "unknown route; use \(LocalRouteSpecifier.usage), speaker:HOST:PORT[,HOST:PORT...] or airplay:HOST[:PORT][,HOST[:PORT]...]")
         }
         let argument = text.dropFirst("speaker".count).dropFirst()
         let (list, codec) = try Self.speakerCodec(in: String(argument), route: text)
@@ -29,6 +37,28 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
             endpoints.append(endpoint)
         }
         self = .speaker(endpoints: endpoints, codec: codec)
+    }
+
+    /// `airplay:HOST[:PORT][,…][?password=TEXT]`; the error names the part that is wrong.
+    private static func airPlay(parsing text: String) throws(RouteError) -> RouteSpecifier {
+        var argument = Substring(text.dropFirst("airplay:".count))
+        var password: String?
+        if let question = argument.lastIndex(of: "?") {
+            let query = argument[argument.index(after: question)...]
+            guard query.hasPrefix("password=") else {
+                throw RouteError(route: text, reason: "'?\(query)' is not an option; use ?password=TEXT")
+            }
+            password = String(query.dropFirst("password=".count))
+            argument = argument[..<question]
+        }
+        var endpoints: [AirPlayEndpoint] = []
+        for part in argument.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let endpoint = AirPlayEndpoint(parsing: part) else {
+                throw RouteError(route: text, reason: "'\(part)' is not HOST or HOST:PORT; use airplay:HOST[:PORT][,HOST[:PORT]...]")
+            }
+            endpoints.append(endpoint)
+        }
+        return .airPlay(endpoints: endpoints, password: password)
     }
 
     /// A speaker list and its `?codec=NAME` (the default when absent); the error names a bad one.
@@ -47,6 +77,8 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .local(let local): local.description
         case .speaker(let endpoints, let codec): SpeakerRoute.name(endpoints: endpoints, codec: codec)
+        // Without the password: the name is logged and shown.
+        case .airPlay(let endpoints, _): AirPlayRoute.name(endpoints: endpoints)
         }
     }
 
@@ -58,6 +90,9 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
         case .local(let local): local.makeRoute(sampleRate: sampleRate, channelCount: channelCount)
         case .speaker(let endpoints, let codec):
             SpeakerRoute(endpoints: endpoints, codec: codec, sampleRate: sampleRate, channelCount: channelCount, lookAhead: lookAhead ?? 180)
+        // 44.1 kHz stereo whatever is asked: what every RAOP receiver takes.
+        case .airPlay(let endpoints, let password):
+            AirPlayRoute(endpoints: endpoints, password: password)
         }
     }
 }

@@ -14,6 +14,8 @@ public enum LogLabel {
     public static let route = "longform.route"
     /// The speaker route: connections to network speakers, flushes, anchors.
     public static let speakerRoute = "longform.route.speaker"
+    /// The AirPlay route: sessions with receivers, flushes, resends.
+    public static let airPlayRoute = "longform.route.airplay"
     /// The player's transport and playlist edits.
     public static let player = "longform.player"
     /// The serializer's enqueueing, flushes and item changes.

@@ -35,9 +35,9 @@ package final class PosixSocket: @unchecked Sendable {
     deinit { close(descriptor) }
 
     /// The addresses of `host`:`port` for sockets of `type` (free them with `freeaddrinfo`).
-    private static func resolve(host: String, port: Int, type: __socket_type, flags: Int32 = 0) throws(SocketError) -> UnsafeMutablePointer<addrinfo> {
+    private static func resolve(host: String, port: Int, type: __socket_type, flags: Int32 = 0, family: Int32 = AF_UNSPEC) throws(SocketError) -> UnsafeMutablePointer<addrinfo> {
         var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
+        hints.ai_family = family
         hints.ai_socktype = Int32(type.rawValue)
         hints.ai_flags = flags
         var list: UnsafeMutablePointer<addrinfo>?
@@ -111,6 +111,24 @@ package final class PosixSocket: @unchecked Sendable {
             throw SocketError("connect (UDP) to \(host):\(port)")
         }
         return socket
+    }
+
+    /// Connects this (bound) UDP socket to the numeric address `host`:`port`: it sends there, and
+    /// the system hands it datagrams from there only, on the port it is bound to.
+    package func connect(toHost host: String, port: Int) throws(SocketError) {
+        // A dual-stack (IPv6) socket reaches an IPv4 host by its v4-mapped address.
+        var own = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &own) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        let family = Int32(own.ss_family)
+        let address = try Self.resolve(host: host, port: port, type: SOCK_DGRAM, flags: AI_NUMERICHOST | AI_NUMERICSERV | (family == AF_INET6 ? AI_V4MAPPED : 0), family: family)
+        defer { freeaddrinfo(address) }
+        var candidate: UnsafeMutablePointer<addrinfo>? = address
+        while let entry = candidate {
+            if Glibc.connect(descriptor, entry.pointee.ai_addr, entry.pointee.ai_addrlen) == 0 { return }
+            candidate = entry.pointee.ai_next
+        }
+        throw SocketError("connect (UDP) to \(host):\(port)")
     }
 
     /// Has the system stamp each datagram with the time it arrived (SO_TIMESTAMPNS), so that

@@ -1,0 +1,427 @@
+import Foundation
+import Logging
+import LongformAirPlayProtocol
+import LongformCore
+import LongformRendering
+import LongformRoutes
+
+/// AirPlay receivers as one route: `airplay:HOST[:PORT][,HOST[:PORT]…]`, AirPlay 1 (RAOP) to each
+/// (docs/airplay.md). The renderer and synchronizer drive it as they drive a local device:
+///
+/// - Route frame `f` is RTP time `base + f`, and the route's clock is the host clock: frame 0 is
+///   heard at the host time the route starts at, and every frame after it at the nominal rate.
+///   Each receiver measures its offset to the host clock (the timing port answers it) and is told
+///   by sync packets which RTP time is heard when, so the route needs no feedback from it.
+/// - Audio goes as uncompressed ALAC, 352 frames a packet, `sendAhead` ahead of the frame heard
+///   (what a RAOP receiver buffers), the same packets to every receiver; the last 1,024 are kept
+///   for the receivers' resend requests.
+/// - A rewind (a seek, an edit, a pause that takes back audio sent) is a FLUSH: a receiver drops
+///   everything it holds, so the route sends again from `flushMargin` past the frame heard (the
+///   old audio from its copy up to the rewind's frame, then the new). A pause sends nothing until
+///   the timeline plays again; the first packet after it follows a FLUSH, as after a rewind.
+/// - Each receiver connects, and reconnects when lost, by itself; one that joins is sent a sync
+///   packet and the audio from the next packet on.
+public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRoute, @unchecked Sendable {
+    public let name: String
+    public let format: AudioFormat
+    public let pacing = RoutePacing.realTime
+    public let preferredLookAhead: Double
+    public let clock: RouteClock
+    /// The receivers.
+    public let endpoints: [AirPlayEndpoint]
+
+    /// How far ahead of the frame heard audio is sent (seconds): inside a RAOP receiver's buffer,
+    /// with time for its resend requests.
+    public static let sendAhead = 2.0
+    /// How far past the frame heard a flush resumes (seconds). A receiver takes each packet out of
+    /// its buffer its output's buffer length before it is due (0.15 s by default in
+    /// shairport-sync), and silences the first nine packets after a flush (the lead-in, 72 ms):
+    /// the lead-in must arrive before that, and the flush must find the frame still buffered.
+    public static let flushMargin = 0.3
+    /// The silent packets sent before the audio at a start and after a flush: a receiver
+    /// silences the first nine it gets, which are then these, not the audio's.
+    static let leadInPackets = 9
+    /// How long after a FLUSH's answer the lead-in goes (seconds).
+    static let flushSettling = 0.02
+    /// How often each receiver is sent a sync packet (seconds): a receiver ignores those that come
+    /// before its first clock answer, and schedules nothing before one it takes.
+    static let syncInterval = 0.25
+    /// How long a start waits for the receivers to connect (seconds).
+    public static let startTimeout = 3.0
+    /// How far past the start the first frame is heard (seconds), so that it reaches every receiver in time.
+    public static let startLead = 0.5
+    /// The environment variable that holds the password for receivers that ask for one.
+    public static let passwordVariable = "LONGFORM_AIRPLAY_PASSWORD"
+    /// Frames per packet.
+    static let framesPerPacket = RAOPSessionDescription.framesPerPacket
+
+    private let thread = RestartableRouteThread()
+    private let rewinds = RewindSignal()
+    private let links = LockedValue<[AirPlayReceiverLink]>([])
+    private let settings = LockedValue<Settings>(Settings())
+    private let password: String?
+    private let clientID = UInt64.random(in: 1...UInt64.max)
+    private let logger = Logger(label: LogLabel.airPlayRoute)
+
+    private struct Settings: Sendable {
+        var memberVolumes: [Int: Float] = [:]
+        var groupVolume: Float = 1
+        var nowPlaying: NowPlayingInfo?
+        /// Bumped at each change, so that the route's thread sends it to every session once.
+        var generation = 0
+    }
+
+    /// A route to `endpoints` at `sampleRate` (stereo: RAOP's ALAC is 2 channels); the password,
+    /// for receivers that ask, is `password`'s or else `LONGFORM_AIRPLAY_PASSWORD`'s.
+    public init(endpoints: [AirPlayEndpoint], sampleRate: Int = 44_100, lookAhead: Double = 10, password: String? = nil) {
+        self.endpoints = endpoints
+        name = Self.name(endpoints: endpoints)
+        format = AudioFormat(sampleRate: sampleRate, channelCount: 2)
+        preferredLookAhead = lookAhead
+        self.password = password ?? ProcessInfo.processInfo.environment[Self.passwordVariable]
+        clock = RouteClock(sampleRate: sampleRate, rewindMarginFrames: Int64(Self.flushMargin * Double(sampleRate)))
+    }
+
+    /// The route's name: `airplay:HOST:PORT,…`.
+    public static func name(endpoints: [AirPlayEndpoint]) -> String {
+        "airplay:" + endpoints.map(\.description).joined(separator: ",")
+    }
+
+    public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
+        thread.stop(waiting: true)
+        stopLinks()
+        clock.reset()
+        let history = RAOPPacketHistory()
+        let stream = StreamPosition(sequenceNumber: UInt16.random(in: 0...UInt16.max), rtpBase: UInt32.random(in: 0...UInt32.max))
+        // A receiver drops the packets before its RECORD's RTP time: the first is the lead-in's.
+        stream.setNext(sequenceNumber: stream.next.sequenceNumber, frame: -Int64(Self.leadInPackets * Self.framesPerPacket))
+        let sampleRate = format.sampleRate
+        let newLinks = endpoints.map { endpoint in
+            let receiverName = "airplay:\(endpoint)"
+            return AirPlayReceiverLink(receiverName: receiverName) { [password, clientID] () throws(AirPlayError) -> RAOPSession in
+                let next = stream.next
+                return try RAOPSession.open(host: endpoint.host, port: endpoint.port, receiverName: receiverName, password: password, clientID: clientID,
+                                            sampleRate: sampleRate, firstSequenceNumber: next.sequenceNumber, firstRTPTime: next.rtpTime, history: history)
+            }
+        }
+        links.value = newLinks
+        for link in newLinks { link.start() }
+        thread.start(name: "longform.route.airplay", clock: clock) { [self] thread in
+            pump(thread: thread, source: source, links: newLinks, history: history, stream: stream)
+        }
+    }
+
+    /// Renders again from `frame`; see `RewindableRoute`.
+    public func rewind(toFrame frame: Int64) { rewinds.post(frame: frame) }
+
+    /// Stops sending and ends every session.
+    public func stop(waiting: Bool = true) {
+        thread.stop(waiting: false)
+        rewinds.interrupt()
+        guard waiting else {
+            DispatchQueue.global().async { [self] in stopLinks() }
+            return
+        }
+        thread.stop(waiting: true)
+        stopLinks()
+    }
+
+    private func stopLinks() {
+        let old = links.withLock { links in defer { links = [] }; return links }
+        for link in old { link.stop() }
+    }
+
+    /// The receivers' addresses (`HOST:PORT`), in the order of `endpoints`.
+    public var memberNames: [String] { endpoints.map(\.description) }
+
+    /// Sets one receiver's volume (`index` in `endpoints`), or the group's when `index` is nil; 0 to 1.
+    public func setVolume(_ volume: Float, ofMember index: Int?) {
+        let volume = min(max(volume, 0), 1)
+        settings.withLock { settings in
+            if let index { settings.memberVolumes[index] = volume } else { settings.groupVolume = volume }
+            settings.generation += 1
+        }
+    }
+
+    /// The volume of receiver `index`, or the group's when `index` is nil; 0 to 1.
+    public func volume(ofMember index: Int?) -> Float {
+        settings.withLock { settings in index.map { settings.memberVolumes[$0] ?? 1 } ?? settings.groupVolume }
+    }
+
+    /// Sends the title, artist, album and artwork to every receiver, and to those that connect later.
+    public func nowPlayingDidChange(_ info: NowPlayingInfo) {
+        settings.withLock { settings in
+            settings.nowPlaying = info
+            settings.generation += 1
+        }
+    }
+
+    // MARK: - The route's thread
+
+    /// The stream's next packet, read by a link that opens a session (its RECORD names it).
+    final class StreamPosition: @unchecked Sendable {
+        private let state: LockedValue<(sequenceNumber: UInt16, rtpTime: UInt32)>
+        /// The RTP time of route frame 0.
+        let rtpBase: UInt32
+
+        init(sequenceNumber: UInt16, rtpBase: UInt32) {
+            self.rtpBase = rtpBase
+            state = LockedValue((sequenceNumber, rtpBase))
+        }
+
+        /// The next packet's sequence number and RTP time.
+        var next: (sequenceNumber: UInt16, rtpTime: UInt32) { state.value }
+
+        func setNext(sequenceNumber: UInt16, frame: Int64) {
+            state.value = (sequenceNumber, rtpTime(ofFrame: frame))
+        }
+
+        /// The RTP time of route frame `frame` (wrapping at 2^32).
+        func rtpTime(ofFrame frame: Int64) -> UInt32 { rtpBase &+ UInt32(truncatingIfNeeded: frame) }
+    }
+
+    private func pump(thread: RouteThread, source: any RouteRenderSource, links: [AirPlayReceiverLink], history: RAOPPacketHistory, stream: StreamPosition) {
+        let sampleRate = Int64(format.sampleRate)
+        let packetFrames = Self.framesPerPacket
+        let aheadFrames = Int64(Self.sendAhead * Double(sampleRate))
+        let marginFrames = Int64(Self.flushMargin * Double(sampleRate))
+        var floats = [Float](repeating: 0, count: packetFrames * 2)
+        var copy = SentAudioCopy(capacityFrames: Int(aheadFrames) + Int(sampleRate))
+        var position: Int64 = 0
+        var sequenceNumber = stream.next.sequenceNumber
+        /// The sessions sent to, and whether each still needs its first sync packet.
+        var active: [ObjectIdentifier: RAOPSession] = [:]
+        var needsFirstSync: Set<ObjectIdentifier> = []
+        var isMarkerDue = true
+        /// Old audio a flush sends again before the new (16-bit stereo, ending at `position`).
+        var carry: [Int16] = []
+        var isPaused = false
+        var nextSyncAt: UInt64 = 0
+        var sentSettings = -1
+        rewinds.reset()
+
+
+        /// Takes new sessions in, drops the lost.
+        func refreshSessions() {
+            for link in links {
+                if let session = link.takeNewSession() {
+                    active[ObjectIdentifier(session)] = session
+                    needsFirstSync.insert(ObjectIdentifier(session))
+                    sentSettings = -1 // the new session is told the volume and what plays
+                }
+            }
+            active = active.filter { $0.value.isConnected }
+        }
+
+        func sendSync(first: Bool) {
+            let now = HostClock.now()
+            let heard = clock.frame(atHostTime: now)
+            for (id, session) in active {
+                let isFirst = first || needsFirstSync.contains(id)
+                session.sendSync(syncPacket(heardFrame: heard, atHostTime: now, session: session, stream: stream, isFirst: isFirst))
+            }
+            needsFirstSync.removeAll()
+            nextSyncAt = now + UInt64(Self.syncInterval * 1e9)
+        }
+
+        func sendSettings(rtpTime: UInt32) {
+            let current = settings.value
+            guard current.generation != sentSettings else { return }
+            sentSettings = current.generation
+            for (index, link) in links.enumerated() {
+                guard let session = link.session, active[ObjectIdentifier(session)] != nil else { continue }
+                session.setVolume((current.memberVolumes[index] ?? 1) * current.groupVolume)
+                if let playing = current.nowPlaying { session.setNowPlaying(playing, rtpTime: rtpTime) }
+            }
+        }
+
+        /// FLUSHes every receiver; the packets after it are the lead-in, then the audio from `frame`.
+        func flushReceivers(resumingAt frame: Int64) {
+            let leadIn = frame - Int64(Self.leadInPackets * packetFrames)
+            stream.setNext(sequenceNumber: sequenceNumber, frame: leadIn)
+            for session in active.values {
+                do throws(AirPlayError) { try session.flush(sequenceNumber: sequenceNumber, rtpTime: stream.rtpTime(ofFrame: leadIn)) } catch {
+                    logger.warning("\(error)")
+                }
+            }
+            // A receiver empties its buffer when its player next looks, not when it answers: a
+            // lead-in that came before that went with the old audio (shairport-sync).
+            HostClock.sleep(untilNanoseconds: HostClock.now() + UInt64(Self.flushSettling * 1e9))
+            isMarkerDue = true
+            sendSync(first: true)
+            sendLeadIn(before: frame)
+        }
+
+        /// Sends the lead-in: silent packets up to `frame`.
+        func sendLeadIn(before frame: Int64) {
+            let silence = [Int16](repeating: 0, count: packetFrames * 2)
+            for index in (1...Self.leadInPackets).reversed() {
+                silence.withUnsafeBufferPointer { sendPacket($0, at: frame - Int64(index * packetFrames)) }
+            }
+        }
+
+        func sendPacket(_ samples: UnsafeBufferPointer<Int16>, at frame: Int64) {
+            let payload = ALACUncompressedFrame.encode(samples, frameCount: packetFrames)
+            let packet = RTPAudioPacket(sequenceNumber: sequenceNumber, timestamp: stream.rtpTime(ofFrame: frame), synchronizationSource: stream.rtpBase,
+                                        isMarked: isMarkerDue, payload: payload).encoded()
+            history.keep(packet, sequenceNumber: sequenceNumber)
+            for session in active.values { session.send(packet) }
+            isMarkerDue = false
+            sequenceNumber &+= 1
+            stream.setNext(sequenceNumber: sequenceNumber, frame: frame + Int64(packetFrames))
+        }
+
+        waitForReceivers(links, thread: thread)
+        clock.update(frame: 0, heardAtHostTime: HostClock.now() + UInt64(Self.startLead * 1e9))
+        refreshSessions()
+        sendSync(first: true)
+        sendLeadIn(before: 0)
+
+        while !thread.shouldStop {
+            refreshSessions()
+            if !needsFirstSync.isEmpty || HostClock.now() >= nextSyncAt { sendSync(first: false) }
+            sendSettings(rtpTime: stream.rtpTime(ofFrame: clock.currentFrame()))
+
+            if let target = rewinds.take(), target < position {
+                // The receivers drop all they hold: the audio resumes `flushMargin` past the frame
+                // heard, with what was sent from there to the rewind's frame again (from the copy)
+                // before the new audio.
+                // Before the first frame is due (a rewind at the start) the audio can resume at it.
+                let resume = max(clock.frame(atHostTime: HostClock.now() + UInt64(Self.flushMargin * 1e9)), 0)
+                flushReceivers(resumingAt: resume)
+                carry = copy.frames(from: resume, to: max(resume, target))
+                copy.discard(from: resume)
+                position = resume + Int64(carry.count / 2)
+                if position > target { source.routeDidResume(atFrame: position, afterRewindTo: target) }
+                logger.debug("\(name): rewind to frame \(target): flushed, resuming at \(resume) (\(carry.count / 2) frames sent again)")
+                clock.noteFramesRendered(position)
+            }
+
+            let (timelineRate, nextChange) = source.timelineRate(atRouteFrame: position)
+            if timelineRate == 0 {
+                // Paused: nothing is sent; the receivers play out what they hold.
+                isPaused = true
+                if let nextChange, nextChange > position {
+                    position = nextChange
+                    clock.noteFramesRendered(position)
+                } else {
+                    idle(until: HostClock.now() + 10_000_000)
+                }
+                continue
+            }
+            if isPaused {
+                // Playing again: a receiver that held the pause's end would take the jump in RTP time
+                // for a late stream; a flush starts it cleanly at the new frame.
+                isPaused = false
+                position = max(position, clock.currentFrame() + marginFrames)
+                flushReceivers(resumingAt: position)
+                clock.noteFramesRendered(position)
+            }
+
+            // The frame heard now, before the first is due too (negative then): a start waits for
+            // its audio until it is due, rather than sending silence while none is heard.
+            let heard = clock.frame(atHostTime: HostClock.now())
+            guard position < heard + aheadFrames else {
+                idle(until: min(nextSyncAt, clock.hostTime(ofFrame: position - aheadFrames + Int64(packetFrames))))
+                continue
+            }
+            let carried = carry.count / 2
+            if carried >= packetFrames {
+                // A whole packet of the old audio a flush sends again.
+                let samples = Array(carry.prefix(packetFrames * 2))
+                carry.removeFirst(packetFrames * 2)
+                copy.append(samples, at: position - Int64(carried))
+                samples.withUnsafeBufferPointer { sendPacket($0, at: position - Int64(carried)) }
+                continue
+            }
+            var count = packetFrames - carried
+            if let nextChange, nextChange > position { count = min(count, Int(nextChange - position)) }
+            let queued = source.queuedFrameCount(fromRouteFrame: position) ?? Int64(count)
+            if queued < Int64(count) && position > heard + marginFrames {
+                // Not queued yet (a seek's audio comes a few milliseconds after its flush): wait
+                // while it can still arrive in time; later, the rest of the packet goes as silence.
+                idle(until: HostClock.now() + 5_000_000)
+                continue
+            }
+            floats.withUnsafeMutableBufferPointer { pointer in
+                for index in pointer.indices { pointer[index] = 0 }
+                _ = source.render(into: UnsafeMutableBufferPointer(rebasing: pointer[0..<(count * 2)]), frameCount: count, atRouteFrame: position)
+            }
+            // The old audio carried over first, then the new; a packet cut short by a change of
+            // rate is padded with silence, and the next starts at the change.
+            let samples = carry + Self.int16Samples(floats.prefix((packetFrames - carried) * 2))
+            carry.removeAll()
+            let start = position - Int64(carried)
+            copy.append(Array(samples.prefix((carried + count) * 2)), at: start)
+            samples.withUnsafeBufferPointer { sendPacket($0, at: start) }
+            position += Int64(count)
+            if carried + count < packetFrames { stream.setNext(sequenceNumber: sequenceNumber, frame: position) }
+            clock.noteFramesRendered(position)
+        }
+    }
+
+    /// Waits on the rewind signal until `deadline` (a rewind that wakes it is kept for the loop).
+    private func idle(until deadline: UInt64) {
+        let capped = min(deadline, HostClock.now() + 10_000_000)
+        if let target = rewinds.wait(untilNanoseconds: capped) { rewinds.post(frame: target) }
+    }
+
+    /// Waits until every receiver is connected, or `startTimeout` passes.
+    private func waitForReceivers(_ links: [AirPlayReceiverLink], thread: RouteThread) {
+        let deadline = HostClock.now() + UInt64(Self.startTimeout * 1e9)
+        while !thread.shouldStop && links.contains(where: { $0.session == nil }) && HostClock.now() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        for link in links where link.session == nil {
+            logger.warning("\(link.receiverName): not connected at the start (\(link.lastFailure ?? "no answer yet")); it joins when it is")
+        }
+    }
+
+    /// The sync packet for a receiver at host time `hostTime`, when frame `heard` is heard.
+    private func syncPacket(heardFrame heard: Int64, atHostTime hostTime: UInt64, session: RAOPSession, stream: StreamPosition, isFirst: Bool) -> [UInt8] {
+        RAOPControlPacket.sync(heardRTPTime: stream.rtpTime(ofFrame: heard), at: NTPTimestamp(hostTime: hostTime), isFirst: isFirst)
+    }
+
+    /// The renderer's Float32 samples as 16-bit, rounded to nearest and clipped (exact for 16-bit sources).
+    static func int16Samples(_ floats: some Sequence<Float>) -> [Int16] {
+        floats.map { Int16(max(-32768, min(32767, ($0 * 32768).rounded(.toNearestOrEven)))) }
+    }
+}
+
+/// The 16-bit audio last sent, by route frame, for a flush that must send part of it again.
+struct SentAudioCopy {
+    private var samples: [Int16] = []
+    private var firstFrame: Int64 = 0
+    private let capacityFrames: Int
+
+    init(capacityFrames: Int) { self.capacityFrames = capacityFrames }
+
+    /// Keeps `frames` (stereo, interleaved) sent at route frame `frame`; forgets the oldest past the capacity.
+    mutating func append(_ frames: [Int16], at frame: Int64) {
+        if samples.isEmpty || frame != firstFrame + Int64(samples.count / 2) {
+            samples.removeAll(keepingCapacity: true)
+            firstFrame = frame
+        }
+        samples += frames
+        let excess = samples.count / 2 - capacityFrames
+        if excess > 0 {
+            samples.removeFirst(excess * 2)
+            firstFrame += Int64(excess)
+        }
+    }
+
+    /// The samples of frames `start..<end`, as far as it holds them from `start` on.
+    func frames(from start: Int64, to end: Int64) -> [Int16] {
+        let lastFrame = firstFrame + Int64(samples.count / 2)
+        guard start >= firstFrame, start < lastFrame, end > start else { return [] }
+        let from = Int(start - firstFrame) * 2, to = Int(min(end, lastFrame) - firstFrame) * 2
+        return Array(samples[from..<to])
+    }
+
+    /// Forgets the frames from `frame` on (they are rendered again).
+    mutating func discard(from frame: Int64) {
+        guard frame >= firstFrame else { samples.removeAll(keepingCapacity: true); return }
+        let keep = Int(frame - firstFrame) * 2
+        if keep < samples.count { samples.removeLast(samples.count - keep) }
+    }
+}

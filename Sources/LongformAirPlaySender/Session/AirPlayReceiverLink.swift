@@ -1,0 +1,102 @@
+import Logging
+import LongformCore
+import Synchronization
+
+/// One receiver of a route: opens its session, sees it lost (the receiver went away, closed the
+/// connection or stopped answering) and opens it again, on a thread of its own so that the route's
+/// thread never waits for a receiver. The route takes each newly opened session once
+/// (`takeNewSession`) to start it with a sync packet.
+final class AirPlayReceiverLink: @unchecked Sendable {
+    /// The receiver, as errors and logs name it.
+    let receiverName: String
+    private let open: @Sendable () throws(AirPlayError) -> RAOPSession
+    private let state = Mutex(State())
+    private let logger = Logger(label: LogLabel.airPlayRoute)
+
+    private struct State {
+        var session: RAOPSession?
+        var isNew = false
+        var isStopped = false
+        var lastFailure: String?
+    }
+
+    /// The first wait after a failed attempt, and the longest (seconds).
+    static let retryDelays = (first: 0.5, longest: 4.0)
+
+    /// A link that opens its sessions with `open`.
+    init(receiverName: String, open: @escaping @Sendable () throws(AirPlayError) -> RAOPSession) {
+        self.receiverName = receiverName
+        self.open = open
+    }
+
+    /// Starts connecting, and keeps the receiver connected until `stop`.
+    func start() {
+        DetachedThread.start(name: "longform.airplay.link") { [self] in run() }
+    }
+
+    /// The open session, if there is one.
+    var session: RAOPSession? { state.withLock { $0.session } }
+
+    /// The open session if it opened since the last call, else nil.
+    func takeNewSession() -> RAOPSession? {
+        state.withLock { state in
+            guard state.isNew else { return nil }
+            state.isNew = false
+            return state.session
+        }
+    }
+
+    /// Why the last attempt failed, if the receiver is not connected.
+    var lastFailure: String? { state.withLock { $0.session == nil ? $0.lastFailure : nil } }
+
+    /// Ends the session and stops trying.
+    func stop() {
+        let session = state.withLock { state in
+            state.isStopped = true
+            defer { state.session = nil }
+            return state.session
+        }
+        session?.close()
+    }
+
+    private func run() {
+        var delay = Self.retryDelays.first
+        var failures = 0
+        while !state.withLock({ $0.isStopped }) {
+            if let session = state.withLock({ $0.session }) {
+                if session.isConnected {
+                    HostClock.sleep(untilNanoseconds: HostClock.now() + 100_000_000)
+                    continue
+                }
+                logger.warning("\(receiverName): the connection ended; connecting again")
+                state.withLock { $0.session = nil }
+                session.close()
+            }
+            do {
+                let session = try open()
+                let isStopped = state.withLock { state in
+                    if !state.isStopped {
+                        state.session = session
+                        state.isNew = true
+                        state.lastFailure = nil
+                    }
+                    return state.isStopped
+                }
+                if isStopped { session.close(); return }
+                if failures > 0 { logger.info("\(receiverName): connected after \(failures) failed attempts") }
+                delay = Self.retryDelays.first
+                failures = 0
+            } catch {
+                failures += 1
+                let message = error.description
+                let isRepeat = state.withLock { state in
+                    defer { state.lastFailure = message }
+                    return state.lastFailure == message
+                }
+                if !isRepeat || failures % 30 == 0 { logger.warning("\(message); trying again") }
+                HostClock.sleep(untilNanoseconds: HostClock.now() + UInt64(delay * 1e9))
+                delay = min(delay * 2, Self.retryDelays.longest)
+            }
+        }
+    }
+}

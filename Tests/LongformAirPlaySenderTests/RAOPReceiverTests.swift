@@ -1,0 +1,68 @@
+import Foundation
+import LongformTestSupport
+import Testing
+
+/// The `airplay:` route against a real AirPlay 1 receiver, Debian's shairport-sync 3.3.8 in a
+/// network namespace of its own (`AirPlayReceiver`), checked on the samples it wrote.
+@Suite(.serialized, .enabled(if: AirPlayReceiver.isAvailable, "needs root, ip, shairport-sync, avahi-daemon and dbus-daemon"))
+struct RAOPReceiverTests {
+    /// Not a multiple of the 352 frames a packet holds: each item boundary falls inside a packet.
+    static let frames = 132_301
+
+    static func items() throws -> (paths: [String], expected: [[Int16]], isLossless: [Bool]) {
+        let reference = try TestAudio.reference("airplay-ref", seconds: Double(frames) / 44_100, startFrequency: 260)
+        let encodings = TestAudio.encodings.filter { ["flac", "mp3", "aac-m4a"].contains($0.name) }
+        let paths = try encodings.map { try TestAudio.encode(reference, as: $0.fileExtension, arguments: $0.arguments) }
+        let exact = try WAVFileReader(path: reference).integerSamples.map { Int16($0) }
+        let expected = try zip(encodings, paths).map { encoding, path in
+            // ffmpeg's own decode of an .m4a keeps the encoder's padding at the end, which the player trims.
+            encoding.isLossless ? exact : Array(try TestAudio.ffmpegDecode(path).prefix(frames * 2).map(sixteenBit))
+        }
+        return (paths, expected, encodings.map(\.isLossless))
+    }
+
+    /// A Float32 sample as the route sends it: ×32768, rounded to nearest, clipped.
+    static func sixteenBit(_ sample: Float) -> Int16 { Int16(max(-32768, min(32767, (sample * 32768).rounded(.toNearestOrEven)))) }
+
+    /// Where `expected` (its frames from 1,000 on, past the sweep's quiet start) begins in `output`, in frames.
+    static func offset(of expected: [Int16], in output: [Int16]) -> Int? {
+        let window = 64, start = 1_000
+        let probe = Array(expected[(start * 2)..<((start + window) * 2)])
+        var frame = 0
+        while (frame + window) * 2 <= output.count {
+            if output[frame * 2] == probe[0] && output[frame * 2 + 1] == probe[1] && Array(output[(frame * 2)..<((frame + window) * 2)]) == probe {
+                return frame - start
+            }
+            frame += 1
+        }
+        return nil
+    }
+
+    @Test func aPlaylistOfFLACMP3AndAACComesOutBitExactAndGapless() throws {
+        let receiver = try AirPlayReceiver(name: "Kitchen", ignoresVolume: true)
+        let (paths, expected, isLossless) = try Self.items()
+        let state = TestAudio.path("airplay-state-\(UUID().uuidString.prefix(8))")
+        let result = try ExternalTool.run(ExternalTool.longformExecutable,
+                                          ["play", "--state", state, "--route", "airplay:\(receiver.address):\(receiver.port)"] + paths, timeLimit: 120)
+        #expect(result.status == 0, "\(result.errorOutput)")
+        // The receiver writes what it plays up to 0.15 s before it is due: all of it is there once the player ends.
+        Thread.sleep(forTimeInterval: 0.5)
+        let output = receiver.readOutput()
+        let all = expected.flatMap { $0 }
+        let start = try #require(Self.offset(of: all, in: output), "the first item's audio is not in the receiver's \(output.count / 2) frames; its log: \(receiver.logText.suffix(3000))")
+        #expect(output.count >= (start + all.count / 2) * 2, "the receiver played \(output.count / 2 - start) of \(all.count / 2) frames")
+        for (index, item) in expected.enumerated() {
+            let first = (start + index * Self.frames) * 2
+            guard output.count >= first + item.count else { break }
+            let heard = output[first..<(first + item.count)]
+            if isLossless[index] {
+                #expect(mismatch(heard, item) == nil, "item \(index + 1) is not bit-exact at its place: \(mismatch(heard, item) ?? "")")
+            } else {
+                let differences = zip(heard, item).map { abs(Int($0) - Int($1)) }
+                let largest = differences.max() ?? 0
+                let firstFrame = (differences.firstIndex { $0 > 1 } ?? 0) / 2, lastFrame = (differences.lastIndex { $0 > 1 } ?? 0) / 2
+                #expect(largest <= 1, "item \(index + 1) differs from its decoder's samples by up to \(largest) LSB, from frame \(firstFrame) to \(lastFrame)")
+            }
+        }
+    }
+}
