@@ -66,3 +66,59 @@ struct RAOPReceiverTests {
         }
     }
 }
+
+/// `serve` on the `airplay:` route: what its transport commands do to what the receiver plays.
+@Suite(.serialized, .enabled(if: AirPlayReceiver.isAvailable, "needs root, ip, shairport-sync, avahi-daemon and dbus-daemon"))
+struct RAOPCommandTests {
+    /// The receiver's left channel, its dither (±1 about silence) read as silence.
+    static func left(of output: [Int16]) -> [Int32] {
+        stride(from: 0, to: output.count - 1, by: 2).map { abs(Int32(output[$0])) <= 1 ? 0 : Int32(output[$0]) }
+    }
+
+    @Test func pauseResumeSeekAndNextAreHeardWithNothingLostOrRepeated() throws {
+        let receiver = try AirPlayReceiver(name: "Den", ignoresVolume: true)
+        let music = TestAudio.path("airplay-music-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try RampAudio.file(named: "airplay-ramp-8s", seconds: 8), toPath: music + "/ramp.wav")
+        let server = try ServeProcess(state: TestAudio.path("airplay-serve-\(UUID().uuidString.prefix(8))"), music: music,
+                                      route: "airplay:\(receiver.address):\(receiver.port)")
+        defer { server.kill() }
+        let client = HTTPTestClient(port: server.port, token: server.token)
+        func state() throws -> [String: Any] { try client.get("/api/state").json }
+        func waitFor(_ condition: ([String: Any]) -> Bool) throws {
+            let deadline = Date().addingTimeInterval(15)
+            while try !condition(state()) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        func offset(_ state: [String: Any]) -> Double { (state["offset"] as? NSNumber)?.doubleValue ?? -1 }
+
+        #expect(try client.post("/api/playlist/items", json: #"{"items": [{"path": "ramp.wav"}, {"path": "ramp.wav"}]}"#).status == 201)
+        #expect(try client.post("/api/transport/play").status == 204)
+        try waitFor { offset($0) > 1.5 }
+        #expect(try client.post("/api/transport/pause").status == 204)
+        Thread.sleep(forTimeInterval: 1)
+        let pausedAt = offset(try state())
+        #expect(try client.post("/api/transport/play").status == 204)
+        try waitFor { offset($0) > pausedAt + 1.5 }
+        // Back to where the ramp was at 0.5 s (frame 22,050), then on to the second item.
+        #expect(try client.post("/api/transport/seek", json: #"{"offset": 0.5}"#).status == 204)
+        try waitFor { offset($0) > 1.5 && offset($0) < 3 }
+        #expect(try client.post("/api/transport/next").status == 204)
+        try waitFor { $0["playbackState"] as? String == "stopped" }
+        Thread.sleep(forTimeInterval: 1)
+
+        let played = RampAudio.played(left: Self.left(of: receiver.readOutput())).splitAtJumps()
+        // Four pieces: to the pause, from the pause to the seek, from the seek to the next item,
+        // the next item from its first frame to its end.
+        #expect(played.pieces.count == 4 && played.pieces.allSatisfy { $0.isContinuous(tolerance: 0) }, "\(played)")
+        guard played.pieces.count == 4 else { return }
+        let (beforePause, afterPause, afterSeek, next) = (played.pieces[0], played.pieces[1], played.pieces[2], played.pieces[3])
+        #expect(RampAudio.distance(from: beforePause.last, to: afterPause.first, frames: 2 * RampAudio.ringingFrames + 1) == 0,
+                "the pause lost or repeated audio: \(played)")
+        #expect(RampAudio.distance(from: Int32(RampAudio.value(ofFrame: 22_050)), to: afterSeek.first, frames: RampAudio.ringingFrames) == 0, "\(played)")
+        // The ramp's values 0 and 1 read as silence: an item plays from its third frame.
+        #expect(next.first == beforePause.first && next.count == 8 * 44_100 - 2, "the next item plays whole: \(played)")
+        // The pause is a second of silence; the seek and the skip are none, or what the player
+        // took to decode the new place (the speakers' bound, 0.1 s).
+        #expect((40_000...60_000).contains(played.silenceLengths[0]) && played.silenceLengths[1] < 4_410 && played.silenceLengths[2] < 4_410, "\(played)")
+    }
+}

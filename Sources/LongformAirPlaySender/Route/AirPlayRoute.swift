@@ -12,13 +12,15 @@ import LongformRoutes
 ///   heard at the host time the route starts at, and every frame after it at the nominal rate.
 ///   Each receiver measures its offset to the host clock (the timing port answers it) and is told
 ///   by sync packets which RTP time is heard when, so the route needs no feedback from it.
-/// - Audio goes as uncompressed ALAC, 352 frames a packet, `sendAhead` ahead of the frame heard
-///   (what a RAOP receiver buffers), the same packets to every receiver; the last 1,024 are kept
-///   for the receivers' resend requests.
-/// - A rewind (a seek, an edit, a pause that takes back audio sent) is a FLUSH: a receiver drops
-///   everything it holds, so the route sends again from `flushMargin` past the frame heard (the
-///   old audio from its copy up to the rewind's frame, then the new). A pause sends nothing until
-///   the timeline plays again; the first packet after it follows a FLUSH, as after a rewind.
+/// - Audio goes as uncompressed ALAC, 352 frames a packet, `sendAhead` ahead of the frame heard,
+///   the same packets to every receiver; the last 1,024 are kept for the receivers' resend requests.
+/// - The packets are one unbroken stream of 352-frame packets, the timeline's stretches in each
+///   and silence where it stands still. A change (a seek, an edit, a pause) reaches the audio
+///   `sendAhead` ahead: the route's rewind margin. A RAOP receiver's FLUSH drops all it holds and
+///   silences what follows for a while, so a change is never a FLUSH: one the renderer places
+///   before the audio sent moves to its end (`routeDidResume`), and nothing heard is lost. A pause
+///   of more than `pauseSilence` stops the stream; when the timeline plays again, a FLUSH and a
+///   lead-in start the receivers at the new RTP time.
 /// - Each receiver connects, and reconnects when lost, by itself; one that joins is sent a sync
 ///   packet and the audio from the next packet on.
 public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRoute, @unchecked Sendable {
@@ -30,18 +32,24 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     /// The receivers.
     public let endpoints: [AirPlayEndpoint]
 
-    /// How far ahead of the frame heard audio is sent (seconds): inside a RAOP receiver's buffer,
-    /// with time for its resend requests.
-    public static let sendAhead = 2.0
-    /// How far past the frame heard a flush resumes (seconds). A receiver takes each packet out of
-    /// its buffer its output's buffer length before it is due (0.15 s by default in
-    /// shairport-sync), and silences the first nine packets after a flush (the lead-in, 72 ms):
-    /// the lead-in must arrive before that, and the flush must find the frame still buffered.
-    public static let flushMargin = 0.3
-    /// The silent packets sent before the audio at a start and after a flush: a receiver
+    /// How far ahead of the frame heard audio is sent (seconds), and so how soon a change is
+    /// heard. A receiver takes each packet out of its buffer its output's buffer length before it
+    /// is due (0.15 s by default in shairport-sync's ALSA backend), so the rest is the network's:
+    /// a packet lost is asked for again 0.1 s after a later one comes, and must come back in time.
+    public static let sendAhead = 0.4
+    /// The least time ahead a packet goes (seconds): audio not queued yet (a seek's comes a few
+    /// milliseconds after it) is waited for until then, and after that sent as silence.
+    static let minimumAhead = 0.2
+    /// How long a pause keeps the stream going as silence (seconds): a pause shorter than this
+    /// (a seek, an edit, a pause undone) plays on without a FLUSH, which would drop what the
+    /// receivers hold and silence what follows; a longer one stops the stream.
+    static let pauseSilence = 2.0
+    /// The silent packets sent before the audio at a start and after a FLUSH: a receiver
     /// silences the first nine it gets, which are then these, not the audio's.
     static let leadInPackets = 9
-    /// How long after a FLUSH's answer the lead-in goes (seconds).
+    /// How long after a FLUSH's answer the lead-in goes (seconds): a receiver empties its buffer
+    /// when its player next looks, not when it answers, and a lead-in that came before that went
+    /// with the old audio (shairport-sync).
     static let flushSettling = 0.02
     /// How often each receiver is sent a sync packet (seconds): a receiver ignores those that come
     /// before its first clock answer, and schedules nothing before one it takes.
@@ -79,7 +87,8 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         format = AudioFormat(sampleRate: sampleRate, channelCount: 2)
         preferredLookAhead = lookAhead
         self.password = password ?? ProcessInfo.processInfo.environment[Self.passwordVariable]
-        clock = RouteClock(sampleRate: sampleRate, rewindMarginFrames: Int64(Self.flushMargin * Double(sampleRate)))
+        // A change reaches past what was sent: the send-ahead and the packet being filled.
+        clock = RouteClock(sampleRate: sampleRate, rewindMarginFrames: Int64(Self.sendAhead * Double(sampleRate)) + Int64(Self.framesPerPacket))
     }
 
     /// The route's name: `airplay:HOST:PORT,…`.
@@ -111,7 +120,7 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         }
     }
 
-    /// Renders again from `frame`; see `RewindableRoute`.
+    /// A change from `frame` on: it reaches the audio at the end of what was sent; see `RewindableRoute`.
     public func rewind(toFrame frame: Int64) { rewinds.post(frame: frame) }
 
     /// Stops sending and ends every session.
@@ -181,25 +190,25 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     }
 
     private func pump(thread: RouteThread, source: any RouteRenderSource, links: [AirPlayReceiverLink], history: RAOPPacketHistory, stream: StreamPosition) {
-        let sampleRate = Int64(format.sampleRate)
+        let sampleRate = Double(format.sampleRate)
         let packetFrames = Self.framesPerPacket
-        let aheadFrames = Int64(Self.sendAhead * Double(sampleRate))
-        let marginFrames = Int64(Self.flushMargin * Double(sampleRate))
+        let aheadFrames = Int64(Self.sendAhead * sampleRate)
+        let minimumAheadFrames = Int64(Self.minimumAhead * sampleRate)
         var floats = [Float](repeating: 0, count: packetFrames * 2)
-        var copy = SentAudioCopy(capacityFrames: Int(aheadFrames) + Int(sampleRate))
         var position: Int64 = 0
         var sequenceNumber = stream.next.sequenceNumber
-        /// The sessions sent to, and whether each still needs its first sync packet.
         var active: [ObjectIdentifier: RAOPSession] = [:]
+        /// The sessions that have not had a sync packet yet.
         var needsFirstSync: Set<ObjectIdentifier> = []
         var isMarkerDue = true
-        /// Old audio a flush sends again before the new (16-bit stereo, ending at `position`).
-        var carry: [Int16] = []
-        var isPaused = false
+        /// Whether sending stopped in a long pause (the next audio follows a FLUSH).
+        var isStreamStopped = false
+        /// The frames of silence sent since the timeline stood still.
+        var pausedFrames: Int64 = 0
+        let pauseSilenceFrames = Int64(Self.pauseSilence * sampleRate)
         var nextSyncAt: UInt64 = 0
         var sentSettings = -1
         rewinds.reset()
-
 
         /// Takes new sessions in, drops the lost.
         func refreshSessions() {
@@ -218,7 +227,7 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
             let heard = clock.frame(atHostTime: now)
             for (id, session) in active {
                 let isFirst = first || needsFirstSync.contains(id)
-                session.sendSync(syncPacket(heardFrame: heard, atHostTime: now, session: session, stream: stream, isFirst: isFirst))
+                session.sendSync(RAOPControlPacket.sync(heardRTPTime: stream.rtpTime(ofFrame: heard), at: NTPTimestamp(hostTime: now), isFirst: isFirst))
             }
             needsFirstSync.removeAll()
             nextSyncAt = now + UInt64(Self.syncInterval * 1e9)
@@ -235,21 +244,15 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
             }
         }
 
-        /// FLUSHes every receiver; the packets after it are the lead-in, then the audio from `frame`.
-        func flushReceivers(resumingAt frame: Int64) {
-            let leadIn = frame - Int64(Self.leadInPackets * packetFrames)
-            stream.setNext(sequenceNumber: sequenceNumber, frame: leadIn)
-            for session in active.values {
-                do throws(AirPlayError) { try session.flush(sequenceNumber: sequenceNumber, rtpTime: stream.rtpTime(ofFrame: leadIn)) } catch {
-                    logger.warning("\(error)")
-                }
-            }
-            // A receiver empties its buffer when its player next looks, not when it answers: a
-            // lead-in that came before that went with the old audio (shairport-sync).
-            HostClock.sleep(untilNanoseconds: HostClock.now() + UInt64(Self.flushSettling * 1e9))
-            isMarkerDue = true
-            sendSync(first: true)
-            sendLeadIn(before: frame)
+        func sendPacket(_ samples: UnsafeBufferPointer<Int16>, at frame: Int64) {
+            let payload = ALACUncompressedFrame.encode(samples, frameCount: packetFrames)
+            let packet = RTPAudioPacket(sequenceNumber: sequenceNumber, timestamp: stream.rtpTime(ofFrame: frame), synchronizationSource: stream.rtpBase,
+                                        isMarked: isMarkerDue, payload: payload).encoded()
+            history.keep(packet, sequenceNumber: sequenceNumber)
+            for session in active.values { session.send(packet) }
+            isMarkerDue = false
+            sequenceNumber &+= 1
+            stream.setNext(sequenceNumber: sequenceNumber, frame: frame + Int64(packetFrames))
         }
 
         /// Sends the lead-in: silent packets up to `frame`.
@@ -260,15 +263,19 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
             }
         }
 
-        func sendPacket(_ samples: UnsafeBufferPointer<Int16>, at frame: Int64) {
-            let payload = ALACUncompressedFrame.encode(samples, frameCount: packetFrames)
-            let packet = RTPAudioPacket(sequenceNumber: sequenceNumber, timestamp: stream.rtpTime(ofFrame: frame), synchronizationSource: stream.rtpBase,
-                                        isMarked: isMarkerDue, payload: payload).encoded()
-            history.keep(packet, sequenceNumber: sequenceNumber)
-            for session in active.values { session.send(packet) }
-            isMarkerDue = false
-            sequenceNumber &+= 1
-            stream.setNext(sequenceNumber: sequenceNumber, frame: frame + Int64(packetFrames))
+        /// FLUSHes every receiver; the packets after it are the lead-in, then the audio from `frame`.
+        func flushReceivers(resumingAt frame: Int64) {
+            let leadIn = frame - Int64(Self.leadInPackets * packetFrames)
+            stream.setNext(sequenceNumber: sequenceNumber, frame: leadIn)
+            for session in active.values {
+                do throws(AirPlayError) { try session.flush(sequenceNumber: sequenceNumber, rtpTime: stream.rtpTime(ofFrame: leadIn)) } catch {
+                    logger.warning("\(error)")
+                }
+            }
+            HostClock.sleep(untilNanoseconds: HostClock.now() + UInt64(Self.flushSettling * 1e9))
+            isMarkerDue = true
+            sendSync(first: true)
+            sendLeadIn(before: frame)
         }
 
         waitForReceivers(links, thread: thread)
@@ -283,79 +290,75 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
             sendSettings(rtpTime: stream.rtpTime(ofFrame: clock.currentFrame()))
 
             if let target = rewinds.take(), target < position {
-                // The receivers drop all they hold: the audio resumes `flushMargin` past the frame
-                // heard, with what was sent from there to the rewind's frame again (from the copy)
-                // before the new audio.
-                // Before the first frame is due (a rewind at the start) the audio can resume at it.
-                let resume = max(clock.frame(atHostTime: HostClock.now() + UInt64(Self.flushMargin * 1e9)), 0)
-                flushReceivers(resumingAt: resume)
-                carry = copy.frames(from: resume, to: max(resume, target))
-                copy.discard(from: resume)
-                position = resume + Int64(carry.count / 2)
-                if position > target { source.routeDidResume(atFrame: position, afterRewindTo: target) }
-                logger.debug("\(name): rewind to frame \(target): flushed, resuming at \(resume) (\(carry.count / 2) frames sent again)")
-                clock.noteFramesRendered(position)
+                // The audio sent plays as sent; the change comes right after it.
+                source.routeDidResume(atFrame: position, afterRewindTo: target)
+                logger.debug("\(name): a change at frame \(target) reaches the audio at \(position)")
             }
-
-            let (timelineRate, nextChange) = source.timelineRate(atRouteFrame: position)
-            if timelineRate == 0 {
-                // Paused: nothing is sent; the receivers play out what they hold.
-                isPaused = true
-                if let nextChange, nextChange > position {
-                    position = nextChange
-                    clock.noteFramesRendered(position)
-                } else {
-                    idle(until: HostClock.now() + 10_000_000)
-                }
-                continue
-            }
-            if isPaused {
-                // Playing again: a receiver that held the pause's end would take the jump in RTP time
-                // for a late stream; a flush starts it cleanly at the new frame.
-                isPaused = false
-                position = max(position, clock.currentFrame() + marginFrames)
-                flushReceivers(resumingAt: position)
-                clock.noteFramesRendered(position)
-            }
-
             // The frame heard now, before the first is due too (negative then): a start waits for
             // its audio until it is due, rather than sending silence while none is heard.
             let heard = clock.frame(atHostTime: HostClock.now())
+            if isStreamStopped {
+                let (rate, nextChange) = source.timelineRate(atRouteFrame: position)
+                if rate == 0 {
+                    if let nextChange, nextChange > position {
+                        position = nextChange
+                        clock.noteFramesRendered(position)
+                    } else {
+                        idle(until: HostClock.now() + 10_000_000)
+                    }
+                    continue
+                }
+                // Playing again after a long pause: a FLUSH and a lead-in start the receivers at
+                // the new RTP time (later, if the timeline plays again too soon for them).
+                let resume = max(position, heard + minimumAheadFrames + Int64(Self.leadInPackets * packetFrames))
+                if resume > position { source.routeDidResume(atFrame: resume, afterRewindTo: position) }
+                position = resume
+                flushReceivers(resumingAt: position)
+                clock.noteFramesRendered(position)
+                isStreamStopped = false
+            }
             guard position < heard + aheadFrames else {
                 idle(until: min(nextSyncAt, clock.hostTime(ofFrame: position - aheadFrames + Int64(packetFrames))))
                 continue
             }
-            let carried = carry.count / 2
-            if carried >= packetFrames {
-                // A whole packet of the old audio a flush sends again.
-                let samples = Array(carry.prefix(packetFrames * 2))
-                carry.removeFirst(packetFrames * 2)
-                copy.append(samples, at: position - Int64(carried))
-                samples.withUnsafeBufferPointer { sendPacket($0, at: position - Int64(carried)) }
-                continue
+            // One packet: the timeline's stretches in it, silence where it stands still.
+            var frame = position, isWaiting = false, isAllPaused = true
+            floats.withUnsafeMutableBufferPointer { pointer in
+                for index in pointer.indices { pointer[index] = 0 }
             }
-            var count = packetFrames - carried
-            if let nextChange, nextChange > position { count = min(count, Int(nextChange - position)) }
-            let queued = source.queuedFrameCount(fromRouteFrame: position) ?? Int64(count)
-            if queued < Int64(count) && position > heard + marginFrames {
-                // Not queued yet (a seek's audio comes a few milliseconds after its flush): wait
-                // while it can still arrive in time; later, the rest of the packet goes as silence.
+            while frame < position + Int64(packetFrames) {
+                let (rate, nextChange) = source.timelineRate(atRouteFrame: frame)
+                let end = min(position + Int64(packetFrames), nextChange.map { $0 > frame ? $0 : .max } ?? .max)
+                let count = Int(end - frame)
+                if rate != 0 {
+                    isAllPaused = false
+                    let queued = source.queuedFrameCount(fromRouteFrame: frame) ?? Int64(count)
+                    // Not queued yet (a seek's audio comes a few milliseconds after it): waited
+                    // for while it can still arrive in time; after that it goes as silence.
+                    if queued < Int64(count) && position > heard + minimumAheadFrames {
+                        isWaiting = true
+                        break
+                    }
+                    let offset = Int(frame - position) * 2
+                    floats.withUnsafeMutableBufferPointer { pointer in
+                        _ = source.render(into: UnsafeMutableBufferPointer(rebasing: pointer[offset..<(offset + count * 2)]), frameCount: count, atRouteFrame: frame)
+                    }
+                }
+                frame = end
+            }
+            if isWaiting {
                 idle(until: HostClock.now() + 5_000_000)
                 continue
             }
-            floats.withUnsafeMutableBufferPointer { pointer in
-                for index in pointer.indices { pointer[index] = 0 }
-                _ = source.render(into: UnsafeMutableBufferPointer(rebasing: pointer[0..<(count * 2)]), frameCount: count, atRouteFrame: position)
+            pausedFrames = isAllPaused ? pausedFrames + Int64(packetFrames) : 0
+            if pausedFrames > pauseSilenceFrames {
+                // Paused for long: the receivers play out the silence sent and wait.
+                isStreamStopped = true
+                continue
             }
-            // The old audio carried over first, then the new; a packet cut short by a change of
-            // rate is padded with silence, and the next starts at the change.
-            let samples = carry + Self.int16Samples(floats.prefix((packetFrames - carried) * 2))
-            carry.removeAll()
-            let start = position - Int64(carried)
-            copy.append(Array(samples.prefix((carried + count) * 2)), at: start)
-            samples.withUnsafeBufferPointer { sendPacket($0, at: start) }
-            position += Int64(count)
-            if carried + count < packetFrames { stream.setNext(sequenceNumber: sequenceNumber, frame: position) }
+            let samples = Self.int16Samples(floats)
+            samples.withUnsafeBufferPointer { sendPacket($0, at: position) }
+            position += Int64(packetFrames)
             clock.noteFramesRendered(position)
         }
     }
@@ -385,43 +388,5 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     /// The renderer's Float32 samples as 16-bit, rounded to nearest and clipped (exact for 16-bit sources).
     static func int16Samples(_ floats: some Sequence<Float>) -> [Int16] {
         floats.map { Int16(max(-32768, min(32767, ($0 * 32768).rounded(.toNearestOrEven)))) }
-    }
-}
-
-/// The 16-bit audio last sent, by route frame, for a flush that must send part of it again.
-struct SentAudioCopy {
-    private var samples: [Int16] = []
-    private var firstFrame: Int64 = 0
-    private let capacityFrames: Int
-
-    init(capacityFrames: Int) { self.capacityFrames = capacityFrames }
-
-    /// Keeps `frames` (stereo, interleaved) sent at route frame `frame`; forgets the oldest past the capacity.
-    mutating func append(_ frames: [Int16], at frame: Int64) {
-        if samples.isEmpty || frame != firstFrame + Int64(samples.count / 2) {
-            samples.removeAll(keepingCapacity: true)
-            firstFrame = frame
-        }
-        samples += frames
-        let excess = samples.count / 2 - capacityFrames
-        if excess > 0 {
-            samples.removeFirst(excess * 2)
-            firstFrame += Int64(excess)
-        }
-    }
-
-    /// The samples of frames `start..<end`, as far as it holds them from `start` on.
-    func frames(from start: Int64, to end: Int64) -> [Int16] {
-        let lastFrame = firstFrame + Int64(samples.count / 2)
-        guard start >= firstFrame, start < lastFrame, end > start else { return [] }
-        let from = Int(start - firstFrame) * 2, to = Int(min(end, lastFrame) - firstFrame) * 2
-        return Array(samples[from..<to])
-    }
-
-    /// Forgets the frames from `frame` on (they are rendered again).
-    mutating func discard(from frame: Int64) {
-        guard frame >= firstFrame else { samples.removeAll(keepingCapacity: true); return }
-        let keep = Int(frame - firstFrame) * 2
-        if keep < samples.count { samples.removeLast(samples.count - keep) }
     }
 }
