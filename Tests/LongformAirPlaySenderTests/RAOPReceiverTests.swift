@@ -122,3 +122,101 @@ struct RAOPCommandTests {
         #expect((40_000...60_000).contains(played.silenceLengths[0]) && played.silenceLengths[1] < 4_410 && played.silenceLengths[2] < 4_410, "\(played)")
     }
 }
+
+/// The `airplay:` route's volume, password and faults against shairport-sync.
+@Suite(.serialized, .enabled(if: AirPlayReceiver.isAvailable, "needs root, ip, shairport-sync, avahi-daemon and dbus-daemon"))
+struct RAOPSessionTests {
+    /// A sine of amplitude 0.5 (16,384 in 16 bits) at 441 Hz: its peak over any 100 frames is its level.
+    static func sine(seconds: Int) throws -> String {
+        let path = TestAudio.path("airplay-sine-\(seconds)s.wav")
+        if !FileManager.default.fileExists(atPath: path) {
+            try ExternalTool.check("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "\(seconds)", "sine", "441", "vol", "0.5"])
+        }
+        return path
+    }
+
+    /// The peak of the left channel over each tenth of a second of `samples` that holds sound.
+    static func levels(_ samples: ArraySlice<Int16>) -> [Int] {
+        let left = stride(from: samples.startIndex, to: samples.endIndex - 1, by: 2).map { abs(Int(samples[$0])) }
+        return stride(from: 0, to: left.count - 4_410, by: 4_410).map { left[$0..<($0 + 4_410)].max() ?? 0 }.filter { $0 > 40 }
+    }
+
+    static func play(_ arguments: [String], to route: String) throws -> ExternalTool.Result {
+        try ExternalTool.run(ExternalTool.longformExecutable, ["play", "--state", TestAudio.path("airplay-state-\(UUID().uuidString.prefix(8))"),
+                                                               "--route", route] + arguments, timeLimit: 120)
+    }
+
+    @Test func theVolumeIsTheReceiversAndZeroIsSilence() throws {
+        let receiver = try AirPlayReceiver(name: "Study")
+        let route = "airplay:\(receiver.address):\(receiver.port)"
+        let sine = try Self.sine(seconds: 2)
+        var levels: [Float: [Int]] = [:]
+        for volume: Float in [1, 0.5, 0] {
+            let before = receiver.readOutput().count
+            let result = try Self.play(["--volume", "\(volume)", sine], to: route)
+            #expect(result.status == 0, "\(result.errorOutput)")
+            Thread.sleep(forTimeInterval: 0.5)
+            levels[volume] = Self.levels(receiver.readOutput()[before...])
+        }
+        // Full volume: the sine as sent. Half: AirPlay's −6 dB, attenuated by the receiver on its
+        // own scale. Zero: AirPlay's mute (−144), nothing but its dither.
+        let full = levels[1] ?? [], half = levels[0.5] ?? [], muted = levels[0] ?? []
+        #expect(full.count >= 15 && full.allSatisfy { abs($0 - 16_384) <= 2 }, "full volume played at \(full)")
+        #expect(half.count >= 15 && half.allSatisfy { $0 > 1_000 && $0 < 12_000 }, "half volume played at \(half)")
+        #expect(muted.isEmpty, "a muted receiver played \(muted)")
+    }
+
+    @Test func aPasswordIsGivenWhenAskedAndItsLackNamesTheReceiver() throws {
+        let receiver = try AirPlayReceiver(name: "Office", password: "s3cret", ignoresVolume: true)
+        let route = "airplay:\(receiver.address):\(receiver.port)"
+        let sine = try Self.sine(seconds: 2)
+        let given = try Self.play([sine], to: route + "?password=s3cret")
+        #expect(given.status == 0, "\(given.errorOutput)")
+        Thread.sleep(forTimeInterval: 0.5)
+        let heard = Self.levels(receiver.readOutput()[...])
+        #expect(heard.count >= 15 && heard.allSatisfy { abs($0 - 16_384) <= 2 }, "with the password, it played \(heard)")
+
+        let missing = try Self.play([sine], to: route)
+        #expect(missing.errorOutput.contains("airplay:\(receiver.address):\(receiver.port): asks for a password"), "\(missing.errorOutput)")
+        let wrong = try Self.play([sine], to: route + "?password=guess")
+        #expect(wrong.errorOutput.contains("airplay:\(receiver.address):\(receiver.port): refused the password"), "\(wrong.errorOutput)")
+    }
+
+    @Test func aReceiverKilledAndStartedAgainPlaysOnAtTheFrameOfTheTime() throws {
+        let receiver = try AirPlayReceiver(name: "Hall", ignoresVolume: true)
+        let music = TestAudio.path("airplay-music-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try RampAudio.file(named: "airplay-ramp-12s", seconds: 12), toPath: music + "/ramp.wav")
+        let server = try ServeProcess(state: TestAudio.path("airplay-serve-\(UUID().uuidString.prefix(8))"), music: music,
+                                      route: "airplay:\(receiver.address):\(receiver.port)")
+        defer { server.kill() }
+        let client = HTTPTestClient(port: server.port, token: server.token)
+        func state() throws -> [String: Any] { try client.get("/api/state").json }
+        func offset() throws -> Double { (try state()["offset"] as? NSNumber)?.doubleValue ?? -1 }
+        func waitFor(_ condition: () throws -> Bool) throws {
+            let deadline = Date().addingTimeInterval(20)
+            while try !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(try client.post("/api/playlist/items", json: #"{"items": [{"path": "ramp.wav"}]}"#).status == 201)
+        #expect(try client.post("/api/transport/play").status == 204)
+        try waitFor { try offset() > 2 }
+        receiver.kill()
+        Thread.sleep(forTimeInterval: 1)
+        try receiver.restart()
+        let restartedAt = try offset()
+        try waitFor { try state()["playbackState"] as? String == "stopped" }
+        Thread.sleep(forTimeInterval: 0.5)
+
+        let played = RampAudio.played(left: RAOPCommandTests.left(of: receiver.readOutput(sinceLastStart: true))).splitAtJumps()
+        // One piece from when it was back to the end: within 3 s of the time it restarted at
+        // (connecting again, and 0.4 s ahead), every frame once, to the ramp's last.
+        #expect(played.pieces.count == 1 && played.pieces[0].isContinuous(tolerance: 0), "\(played)")
+        guard let piece = played.pieces.first else { return }
+        let firstFrame = 12 * 44_100 - 1 - piece.count
+        #expect(Double(firstFrame) / 44_100 >= restartedAt && Double(firstFrame) / 44_100 <= restartedAt + 3,
+                "back from frame \(firstFrame) (\(Double(firstFrame) / 44_100) s), restarted at \(restartedAt) s: \(played)")
+        #expect(RampAudio.distance(from: piece.last, to: Int32(RampAudio.value(ofFrame: 12 * 44_100 - 1)), frames: RampAudio.ringingFrames) == 0,
+                "it played to the ramp's end: \(played)")
+        #expect(server.output.contains("airplay:\(receiver.address):\(receiver.port)"), "the log names the receiver it lost: \(server.output.suffix(2000))")
+    }
+}
