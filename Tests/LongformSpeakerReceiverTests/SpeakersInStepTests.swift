@@ -10,63 +10,7 @@ import Testing
 @Suite(.serialized) struct SpeakersInStepTests {
     static let roomNames = ["a", "b", "c"]
     /// Frames per window the rooms are compared in: 100 ms.
-    static let window = 4_410
-    /// The ramp's period (see `RampAudio`).
-    static let period = 16_384
-
-    /// The rooms on the test server, unloaded with it: a 6-channel null sink that does not rewind
-    /// (its monitor is a faithful listener) and a stereo remap sink per room on two of its channels
-    /// (aux channels, which PulseAudio neither upmixes nor downmixes).
-    final class Rooms {
-        let server: String
-        let sink = "rooms_\(UUID().uuidString.prefix(8))"
-        let channelMap = (0..<6).map { "aux\($0)" }.joined(separator: ",")
-        private var modules: [String] = []
-
-        init(server: String) throws {
-            self.server = server
-            try load(["module-null-sink", "sink_name=\(sink)", "rate=44100", "channels=6", "channel_map=\(channelMap)", "norewinds=1"])
-            for (index, name) in SpeakersInStepTests.roomNames.enumerated() {
-                try load(["module-remap-sink", "sink_name=\(room(name))", "master=\(sink)", "channels=2", "remix=no",
-                          "master_channel_map=aux\(2 * index),aux\(2 * index + 1)", "channel_map=front-left,front-right"])
-            }
-        }
-
-        /// The sink of room `name`.
-        func room(_ name: String) -> String { "\(sink)-\(name)" }
-
-        private func load(_ arguments: [String]) throws {
-            let loaded = try ExternalTool.check("pactl", ["--server", server, "load-module"] + arguments)
-            modules.append(loaded.output.trimmingCharacters(in: .whitespacesAndNewlines))
-        }
-
-        deinit {
-            for module in modules.reversed() { _ = try? ExternalTool.run("pactl", ["--server", server, "unload-module", module]) }
-        }
-    }
-
-    /// What the rooms played, per window from the first sound in any room: each room's phase (the
-    /// ramp's frame less the recorded frame, in frames) or nil where it was silent.
-    static func phases(of samples: [Int32], roomCount: Int) -> [[Int?]] {
-        let channels = 2 * roomCount, frames = samples.count / channels
-        guard let first = (0..<frames).first(where: { frame in (0..<roomCount).contains { samples[frame * channels + 2 * $0] != 0 } }) else { return [] }
-        return stride(from: first, to: frames - window + 1, by: window).map { start in
-            (0..<roomCount).map { room -> Int? in
-                let values = (start..<(start + window)).map { samples[$0 * channels + 2 * room] }
-                // Silent: more than a tenth of the window (the ramp itself is 0 once a period).
-                guard values.filter({ $0 == 0 }).count < window / 10 else { return nil }
-                // About the window's first phase, so that one across the ramp's wrap is not split in two.
-                let reference = Int(values[0]) - start
-                let around = values.enumerated().map { centered(Int($0.element) - ($0.offset + start) - reference) }.sorted()
-                return ((reference + around[around.count / 2]) % period + period) % period
-            }
-        }
-    }
-
-    /// `difference` brought within half the ramp's period of 0.
-    static func centered(_ difference: Int) -> Int {
-        ((difference % period) + period + period / 2) % period - period / 2
-    }
+    static let window = PulseAudioRooms.window
 
     /// What three rooms played: the windows (each room's phase, nil where silent) from the first
     /// sound to the last window all three sound in, and each other room's offset per window
@@ -104,7 +48,7 @@ import Testing
         func stretches(over frames: Int, in range: Range<Int>) -> [(room: Int, windows: [Int], phases: [Int])] {
             (0..<3).map { room in
                 let phases = windows.enumerated().filter { range.contains($0.offset) }.compactMap { $0.element[room] }
-                let moves = zip(phases, phases.dropFirst()).enumerated().filter { abs(SpeakersInStepTests.centered($0.element.1 - $0.element.0)) > frames }.map(\.offset)
+                let moves = zip(phases, phases.dropFirst()).enumerated().filter { abs(PulseAudioRooms.centered($0.element.1 - $0.element.0)) > frames }.map(\.offset)
                 return (room, moves, Array(phases.prefix(60)))
             }
         }
@@ -159,7 +103,7 @@ import Testing
     static func playRamp(seconds: Double, codec: String? = nil, extraArguments: [[String]] = [[], [], []],
                          meanwhile: (@Sendable (_ server: String, _ roomSinks: [String], _ speakers: RoomSpeakers) -> Void)? = nil) throws -> Played {
         let server = try PulseAudioServer.start()
-        let rooms = try Rooms(server: server)
+        let rooms = try PulseAudioRooms(server: server, names: roomNames)
         let ramp = try RampAudio.file(named: "rooms-ramp-\(Int(seconds))s", seconds: seconds)
         let monitor = try MonitorRecording(server: server, source: rooms.sink + ".monitor", channelCount: 6, channelMap: rooms.channelMap)
         let speakers = try RoomSpeakers(routes: roomNames.map { "pulse:" + rooms.room($0) }, extraArguments: extraArguments)
@@ -172,14 +116,14 @@ import Testing
         #expect(play.status == 0, "\(play.output)\(play.errorOutput)")
         Thread.sleep(forTimeInterval: 0.5)
         let samples = monitor.finish(covering: 0)
-        let windows = phases(of: samples, roomCount: roomNames.count)
+        let windows = PulseAudioRooms.phases(of: samples, roomCount: roomNames.count)
         let firstSounds = roomNames.indices.map { room in stride(from: 2 * room, to: samples.count, by: 6).first { samples[$0] != 0 }.map { $0 / 6 } }
         // From the first window any room sounds in to the last all three do (the ramp ends).
         let lastCommon = try #require(windows.lastIndex { $0.allSatisfy { $0 != nil } }, "the rooms never all played: \(windows.prefix(20))")
         let played = windows[...lastCommon]
         let offsets = played.map { row -> [Int]? in
             guard let a = row[0], let b = row[1], let c = row[2] else { return nil }
-            return [centered(b - a), centered(c - a), centered(c - b)]
+            return [PulseAudioRooms.centered(b - a), PulseAudioRooms.centered(c - a), PulseAudioRooms.centered(c - b)]
         }
         return Played(windows: played, offsets: offsets, firstSounds: firstSounds, logs: speakers.logs)
     }
@@ -321,7 +265,7 @@ import Testing
     /// audio in flight.
     @Test func pausesStopAtTheirFrameOnSpeakersWhoseBuffersAreFull() throws {
         let server = try PulseAudioServer.start()
-        let rooms = try Rooms(server: server)
+        let rooms = try PulseAudioRooms(server: server, names: Self.roomNames)
         let music = TestAudio.path("rooms-music-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: try RampAudio.file(named: "rooms-ramp-20s", seconds: 20), toPath: music + "/ramp.wav")

@@ -296,15 +296,16 @@ public final class AirPlayReceiver: @unchecked Sendable {
             "mdns_backend = \"avahi\";",
             "interpolation = \"basic\";",
             "ignore_volume_control = \(ignoresVolume ? "\"yes\"" : "\"no\"");",
-            // Each packet leaves its buffer this long before it is due (1 s for stdout, 0.35 s for
-            // pa unless set): the 0.15 s of shairport's other backends, which a flush 0.3 s ahead fits.
-            "audio_backend_buffer_desired_length_in_seconds = 0.15;",
         ]
         if let password { general.append("password = \(quoted(password));") }
         var sections: [String] = []
         switch output {
         case .file:
             general.append("output_backend = \"stdout\";")
+            // Each packet leaves the buffer this long before it is due: 1 s for stdout unless set,
+            // more than the route's 0.4 s ahead; 0.15 s is shairport's ALSA default. (The pa
+            // backend keeps its 0.35 s: with 0.15 s its first frame came 88 ms late and it flushed.)
+            general.append("audio_backend_buffer_desired_length_in_seconds = 0.15;")
         case let .pulseAudio(server, sink):
             general.append("output_backend = \"pa\";")
             sections.append("pa = { server = \(quoted(server)); sink = \(quoted(sink)); application_name = \(quoted("AirPlayReceiver \(name)")); };")

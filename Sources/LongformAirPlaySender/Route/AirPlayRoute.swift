@@ -56,8 +56,10 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     static let syncInterval = 0.25
     /// How long a start waits for the receivers to connect (seconds).
     public static let startTimeout = 3.0
-    /// How far past the start the first frame is heard (seconds), so that it reaches every receiver in time.
-    public static let startLead = 0.5
+    /// How far past the start the first frame is heard (seconds). A receiver opens its output
+    /// when it has the first packets and has it running by their time: shairport-sync's `pa`
+    /// backend played the first frame 85 ms late after 0.43 s, and then flushed what it held.
+    public static let startLead = 1.0
     /// The environment variable that holds the password for receivers that ask for one.
     public static let passwordVariable = "LONGFORM_AIRPLAY_PASSWORD"
     /// Frames per packet.
