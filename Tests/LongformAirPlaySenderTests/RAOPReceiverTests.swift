@@ -67,6 +67,35 @@ struct RAOPReceiverTests {
     }
 }
 
+/// `serve` with a music directory holding one ramp (`ramp.wav`), playing to `receiver`.
+final class RampServer {
+    let server: ServeProcess
+    let client: HTTPTestClient
+
+    init(rampSeconds seconds: Int, to receiver: AirPlayReceiver) throws {
+        let music = TestAudio.path("airplay-music-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try RampAudio.file(named: "airplay-ramp-\(seconds)s", seconds: Double(seconds)), toPath: music + "/ramp.wav")
+        server = try ServeProcess(state: TestAudio.path("airplay-serve-\(UUID().uuidString.prefix(8))"), music: music,
+                                  route: "airplay:\(receiver.address):\(receiver.port)")
+        client = HTTPTestClient(port: server.port, token: server.token)
+    }
+
+    deinit { server.kill() }
+
+    /// `/api/state`.
+    func state() throws -> [String: Any] { try client.get("/api/state").json }
+
+    /// The playhead in the current item (seconds), -1 when the state has none.
+    static func offset(_ state: [String: Any]) -> Double { (state["offset"] as? NSNumber)?.doubleValue ?? -1 }
+
+    /// Waits up to 20 s for `condition` on the state.
+    func waitFor(_ condition: ([String: Any]) -> Bool) throws {
+        let deadline = Date().addingTimeInterval(20)
+        while try !condition(state()) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+    }
+}
+
 /// `serve` on the `airplay:` route: what its transport commands do to what the receiver plays.
 @Suite(.serialized, .enabled(if: AirPlayReceiver.isAvailable, "needs root, ip, shairport-sync, avahi-daemon and dbus-daemon"))
 struct RAOPCommandTests {
@@ -77,19 +106,11 @@ struct RAOPCommandTests {
 
     @Test func pauseResumeSeekAndNextAreHeardWithNothingLostOrRepeated() throws {
         let receiver = try AirPlayReceiver(name: "Den", ignoresVolume: true)
-        let music = TestAudio.path("airplay-music-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: try RampAudio.file(named: "airplay-ramp-8s", seconds: 8), toPath: music + "/ramp.wav")
-        let server = try ServeProcess(state: TestAudio.path("airplay-serve-\(UUID().uuidString.prefix(8))"), music: music,
-                                      route: "airplay:\(receiver.address):\(receiver.port)")
-        defer { server.kill() }
-        let client = HTTPTestClient(port: server.port, token: server.token)
-        func state() throws -> [String: Any] { try client.get("/api/state").json }
-        func waitFor(_ condition: ([String: Any]) -> Bool) throws {
-            let deadline = Date().addingTimeInterval(15)
-            while try !condition(state()) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        }
-        func offset(_ state: [String: Any]) -> Double { (state["offset"] as? NSNumber)?.doubleValue ?? -1 }
+        let running = try RampServer(rampSeconds: 8, to: receiver)
+        let client = running.client
+        func state() throws -> [String: Any] { try running.state() }
+        func waitFor(_ condition: ([String: Any]) -> Bool) throws { try running.waitFor(condition) }
+        func offset(_ state: [String: Any]) -> Double { RampServer.offset(state) }
 
         #expect(try client.post("/api/playlist/items", json: #"{"items": [{"path": "ramp.wav"}, {"path": "ramp.wav"}]}"#).status == 201)
         #expect(try client.post("/api/transport/play").status == 204)
@@ -184,27 +205,18 @@ struct RAOPSessionTests {
 
     @Test func aReceiverKilledAndStartedAgainPlaysOnAtTheFrameOfTheTime() throws {
         let receiver = try AirPlayReceiver(name: "Hall", ignoresVolume: true)
-        let music = TestAudio.path("airplay-music-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: try RampAudio.file(named: "airplay-ramp-12s", seconds: 12), toPath: music + "/ramp.wav")
-        let server = try ServeProcess(state: TestAudio.path("airplay-serve-\(UUID().uuidString.prefix(8))"), music: music,
-                                      route: "airplay:\(receiver.address):\(receiver.port)")
-        defer { server.kill() }
-        let client = HTTPTestClient(port: server.port, token: server.token)
-        func state() throws -> [String: Any] { try client.get("/api/state").json }
-        func offset() throws -> Double { (try state()["offset"] as? NSNumber)?.doubleValue ?? -1 }
-        func waitFor(_ condition: () throws -> Bool) throws {
-            let deadline = Date().addingTimeInterval(20)
-            while try !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        }
+        let running = try RampServer(rampSeconds: 12, to: receiver)
+        let client = running.client
+        func offset() throws -> Double { RampServer.offset(try running.state()) }
+
         #expect(try client.post("/api/playlist/items", json: #"{"items": [{"path": "ramp.wav"}]}"#).status == 201)
         #expect(try client.post("/api/transport/play").status == 204)
-        try waitFor { try offset() > 2 }
+        try running.waitFor { RampServer.offset($0) > 2 }
         receiver.kill()
         Thread.sleep(forTimeInterval: 1)
         try receiver.restart()
         let restartedAt = try offset()
-        try waitFor { try state()["playbackState"] as? String == "stopped" }
+        try running.waitFor { $0["playbackState"] as? String == "stopped" }
         Thread.sleep(forTimeInterval: 0.5)
 
         let played = RampAudio.played(left: RAOPCommandTests.left(of: receiver.readOutput(sinceLastStart: true))).splitAtJumps()
@@ -217,6 +229,6 @@ struct RAOPSessionTests {
                 "back from frame \(firstFrame) (\(Double(firstFrame) / 44_100) s), restarted at \(restartedAt) s: \(played)")
         #expect(RampAudio.distance(from: piece.last, to: Int32(RampAudio.value(ofFrame: 12 * 44_100 - 1)), frames: RampAudio.ringingFrames) == 0,
                 "it played to the ramp's end: \(played)")
-        #expect(server.output.contains("airplay:\(receiver.address):\(receiver.port)"), "the log names the receiver it lost: \(server.output.suffix(2000))")
+        #expect(running.server.output.contains("airplay:\(receiver.address):\(receiver.port)"), "the log names the receiver it lost: \(running.server.output.suffix(2000))")
     }
 }
