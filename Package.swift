@@ -54,6 +54,8 @@ let package = Package(
         .systemLibrary(name: "CSoxr", path: "Sources/CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]), // LongformRendering
         .systemLibrary(name: "CPulse", path: "Sources/CPulse", providers: [.apt(["libpulse-dev"])]), // LongformPulseAudio
         .systemLibrary(name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]), // LongformALSA
+        // No pkgConfig, as CPulse: avahi-client.pc's only flag is -D_REENTRANT, which SwiftPM refuses with a warning on every build.
+        .systemLibrary(name: "CAvahi", path: "Sources/CAvahi", providers: [.apt(["libavahi-client-dev"])]), // LongformAirPlayDiscovery
 
         // Layer 1: media time, formats, sample buffers, the host clock, threads (no system calls but the clock's and threads').
         .target(name: "LongformCore", dependencies: [.product(name: "Logging", package: "swift-log")]),
