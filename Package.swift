@@ -80,6 +80,9 @@ let package = Package(
         .target(name: "LongformAirPlaySender", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformAirPlayProtocol", "LongformSpeakerProtocol",
                                                              .product(name: "Logging", package: "swift-log"),
                                                              .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]),
+        // Layer 4: finding AirPlay receivers over mDNS through the system's Avahi daemon (D-Bus):
+        // `_raop._tcp` and `_airplay._tcp`, their TXT records read as values (`longform routes`).
+        .target(name: "LongformAirPlayDiscovery", dependencies: ["LongformCore", "CAvahi", .product(name: "Logging", package: "swift-log")]),
         // Layer 4: the local routes `--route` names and `routes` lists (null, WAV, PulseAudio, ALSA), and the default one.
         .target(name: "LongformLocalRouteCatalog", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformPulseAudio", "LongformALSA"]),
         // Layer 4: what `--route` names: a local route, network speakers or AirPlay receivers.
@@ -172,6 +175,7 @@ let package = Package(
                                                                    "LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
         .testTarget(name: "LongformAirPlayProtocolTests", dependencies: ["LongformAirPlayProtocol"]),
+        .testTarget(name: "LongformAirPlayDiscoveryTests", dependencies: ["LongformAirPlayDiscovery", "LongformTestSupport"]),
         .testTarget(name: "LongformAirPlaySenderTests", dependencies: ["LongformAirPlaySender", "LongformAirPlayProtocol", "LongformRendering", "LongformSources", "LongformTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
