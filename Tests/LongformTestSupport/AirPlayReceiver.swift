@@ -90,6 +90,28 @@ public final class AirPlayReceiver: @unchecked Sendable {
     /// The address to connect to from this side: the namespace's.
     public var address: String { namespace.address }
 
+    /// `arguments` wrapped by nsenter into its mount, network and PID namespaces, so that the program
+    /// sees this receiver's D-Bus and avahi-daemon (its /run), not the host's; throws if it is not running.
+    public func command(_ arguments: [String]) throws -> [String] {
+        ["/usr/bin/nsenter", "-t", String(try initPID()), "-m", "-n", "-p", "--"] + arguments
+    }
+
+    /// The path, from this side, of its system bus's socket (through its init's /proc root), for a
+    /// D-Bus client of this process to reach its avahi-daemon; throws if it is not running.
+    public func systemBusSocket() throws -> String {
+        "/proc/\(try initPID())/root/run/dbus/system_bus_socket"
+    }
+
+    /// The PID, as this side sees it, of its PID namespace's init (sh, then shairport-sync).
+    private func initPID() throws -> pid_t {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let process, process.isRunning, let pid = Self.children(of: process.processIdentifier).first else {
+            throw ExternalTool.Failure(description: "AirPlayReceiver \"\(name)\" is not running")
+        }
+        return pid
+    }
+
     /// Whether it is running (started, and neither killed, stopped nor ended by itself).
     public var isRunning: Bool {
         lock.lock()
