@@ -129,7 +129,7 @@ let package = Package(
         .executableTarget(name: "longform", dependencies: [
             "LongformCore", "LongformSources", "LongformRendering", "LongformRoutes", "LongformLocalRouteCatalog", "LongformRouteCatalog", "LongformSpeakerSender",
             "LongformPlayer", "LongformStore", "LongformServer", "LongformCommandSupport", "LongformSpeakerCommand",
-            "LongformSpeakerProtocol", .product(name: "Logging", package: "swift-log"),
+            "LongformSpeakerProtocol", "LongformAirPlayDiscovery", .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Layer 8: the network speaker alone, without FFmpeg (its links: SpeakerCommandTests).
