@@ -1,3 +1,4 @@
+import LongformAirPlayDiscovery
 import LongformAirPlaySender
 import LongformLocalRouteCatalog
 import LongformRendering
@@ -5,7 +6,7 @@ import LongformSpeakerSender
 
 /// A route as the user names it on the command line: a local one (`null`, `wav:PATH`,
 /// `pulse[:SINK]`, `alsa[:DEVICE]`), `speaker:HOST:PORT[,HOST:PORT…][?codec=flac|pcm|float]` or
-/// `airplay:HOST[:PORT][,HOST[:PORT]…][?password=TEXT]`.
+/// `airplay:NAME|HOST[:PORT][,…][?password=TEXT]` (a name as the receiver announces it over mDNS).
 public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
     /// A route on this machine.
     case local(LocalRouteSpecifier)
@@ -72,6 +73,23 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
         return (argument[..<question], codec)
     }
 
+    /// A receiver named `name` as Avahi finds it within 3 s: its first address and RAOP port.
+    @Sendable static func resolveByMulticastDNS(_ name: String) -> Result<AirPlayEndpoint, AirPlayError> {
+        let receiver = "airplay:\(name)"
+        do {
+            guard let found = try AirPlayBrowser().find(name: name, timeout: 3) else {
+                return .failure(AirPlayError(receiver: receiver, reason: "no receiver of that name answered over mDNS within 3 s"))
+            }
+            guard let address = found.preferredAddress, let port = found.raopPort else {
+                return .failure(AirPlayError(receiver: receiver, reason: "found over mDNS, but without an address and an AirPlay 1 (RAOP) port"))
+            }
+            if found.requiresFairPlay { return .failure(AirPlayError(receiver: receiver, reason: "it requires Apple's FairPlay authentication, which Longform does not do")) }
+            return .success(AirPlayEndpoint(host: address, port: port))
+        } catch {
+            return .failure(AirPlayError(receiver: receiver, reason: "not looked up over mDNS (\(error))"))
+        }
+    }
+
     /// The specifier as text.
     public var description: String {
         switch self {
@@ -92,7 +110,7 @@ public enum RouteSpecifier: Sendable, Equatable, CustomStringConvertible {
             SpeakerRoute(endpoints: endpoints, codec: codec, sampleRate: sampleRate, channelCount: channelCount, lookAhead: lookAhead ?? 180)
         // 44.1 kHz stereo whatever is asked: what every RAOP receiver takes.
         case .airPlay(let endpoints, let password):
-            AirPlayRoute(endpoints: endpoints, password: password)
+            AirPlayRoute(endpoints: endpoints, password: password, resolver: Self.resolveByMulticastDNS)
         }
     }
 }

@@ -67,6 +67,27 @@ struct RAOPReceiverTests {
     }
 }
 
+extension RAOPReceiverTests {
+    @Test func aReceiverNamedAsItAnnouncesItselfIsFoundAndPlays() throws {
+        let receiver = try AirPlayReceiver(name: "Kitchen", ignoresVolume: true)
+        _ = try receiver.waitUntilAdvertised()
+        let (paths, expected, _) = try Self.items()
+        let state = TestAudio.path("airplay-state-\(UUID().uuidString.prefix(8))")
+        // In the receiver's namespaces, where its Avahi daemon answers (the host's is never asked).
+        let command = try receiver.command([ExternalTool.longformExecutable, "play", "--state", state, "--route", "airplay:kitchen", paths[0]])
+        let result = try ExternalTool.run(command[0], Array(command.dropFirst()), timeLimit: 60)
+        #expect(result.status == 0, "\(result.errorOutput)")
+        Thread.sleep(forTimeInterval: 0.5)
+        let output = receiver.readOutput()
+        let start = try #require(Self.offset(of: expected[0], in: output), "the item is not in the receiver's output: \(result.errorOutput)")
+        #expect(output.count >= (start + Self.frames) * 2 && mismatch(output[(start * 2)..<((start + Self.frames) * 2)], expected[0]) == nil)
+
+        let unknown = try receiver.command([ExternalTool.longformExecutable, "play", "--state", state, "--route", "airplay:Attic", paths[0]])
+        let missing = try ExternalTool.run(unknown[0], Array(unknown.dropFirst()), timeLimit: 60)
+        #expect(missing.errorOutput.contains("airplay:Attic: no receiver of that name answered over mDNS within 3 s"), "\(missing.errorOutput)")
+    }
+}
+
 /// `serve` with a music directory holding one ramp (`ramp.wav`), playing to `receiver`.
 final class RampServer {
     let server: ServeProcess

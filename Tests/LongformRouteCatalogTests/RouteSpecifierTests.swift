@@ -29,14 +29,15 @@ import Testing
     }
 
     @Test func airPlaySpecifiersParseWithoutShowingThePassword() throws {
-        #expect(try RouteSpecifier(parsing: "airplay:10.0.0.2") == .airPlay(endpoints: [AirPlayEndpoint(host: "10.0.0.2", port: 5000)], password: nil))
+        #expect(try RouteSpecifier(parsing: "airplay:10.0.0.2") == .airPlay(endpoints: [AirPlayEndpoint(host: "10.0.0.2")], password: nil))
         let group = try RouteSpecifier(parsing: "airplay:kitchen.local:7000,[fe80::1],[fe80::2]:5001?password=s3cret")
         #expect(group == .airPlay(endpoints: [AirPlayEndpoint(host: "kitchen.local", port: 7000), AirPlayEndpoint(host: "fe80::1"),
                                               AirPlayEndpoint(host: "fe80::2", port: 5001)], password: "s3cret"))
-        #expect(group.description == "airplay:kitchen.local:7000,[fe80::1]:5000,[fe80::2]:5001")
+        #expect(group.description == "airplay:kitchen.local:7000,[fe80::1],[fe80::2]:5001")
         #expect(group.makeRoute().name == group.description)
         let format = group.makeRoute(sampleRate: 48_000, channelCount: 6).format
         #expect(format.sampleRate == 44_100 && format.channelCount == 2)
+        #expect(try RouteSpecifier(parsing: "airplay:Living Room") == .airPlay(endpoints: [AirPlayEndpoint(host: "Living Room")], password: nil))
         for bad in ["airplay:", "airplay:a:0", "airplay:a,", "airplay:fe80::1", "airplay:a:99999", "airplay:a?pass=x"] {
             #expect(throws: RouteError.self, "\(bad)") { try RouteSpecifier(parsing: bad) }
         }

@@ -1,19 +1,23 @@
 import LongformSpeakerProtocol
 
-/// Where an AirPlay receiver listens for RTSP: `HOST[:PORT]` or `[IPv6][:PORT]`, port 5000 when not given.
+/// A receiver as the route names it: `NAME` (as it announces itself over mDNS, or a host name),
+/// `HOST[:PORT]` or `[IPv6][:PORT]`; port 5000 when not given and not announced.
 public struct AirPlayEndpoint: Sendable, Equatable, CustomStringConvertible {
-    /// A name or an address.
+    /// A receiver's name, a host name or an address.
     public var host: String
     /// Its RTSP port.
     public var port: Int
+    /// Whether the port was given (else a receiver found by name is reached on the port it announces).
+    public var isPortGiven: Bool
 
     /// The port AirPlay 1 receivers listen on unless they announce another.
     public static let defaultPort = 5000
 
     /// An endpoint.
-    public init(host: String, port: Int = defaultPort) {
+    public init(host: String, port: Int? = nil) {
         self.host = host
-        self.port = port
+        self.port = port ?? Self.defaultPort
+        isPortGiven = port != nil
     }
 
     /// Parses `HOST`, `HOST:PORT`, `[ADDRESS]` or `[ADDRESS]:PORT`; nil when the host is empty or the port out of range.
@@ -30,6 +34,14 @@ public struct AirPlayEndpoint: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// `host:port`, with brackets around an IPv6 address.
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    /// Whether `host` is a numeric address (never looked up by name).
+    public var isNumericAddress: Bool {
+        host.contains(":") || (host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil })
+    }
+
+    /// `host:port` (`host` alone when no port was given), with brackets around an IPv6 address.
+    public var description: String {
+        let shown = host.contains(":") ? "[\(host)]" : host
+        return isPortGiven ? "\(shown):\(port)" : shown
+    }
 }

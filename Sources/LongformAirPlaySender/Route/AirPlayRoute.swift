@@ -5,7 +5,10 @@ import LongformCore
 import LongformRendering
 import LongformRoutes
 
-/// AirPlay receivers as one route: `airplay:HOST[:PORT][,HOST[:PORT]…]`, AirPlay 1 (RAOP) to each
+/// How the route finds a receiver by the name it announces: its address and announced RTSP port, or why not.
+public typealias AirPlayNameResolver = @Sendable (_ name: String) -> Result<AirPlayEndpoint, AirPlayError>
+
+/// AirPlay receivers as one route: `airplay:NAME|HOST[:PORT][,…]`, AirPlay 1 (RAOP) to each
 /// (docs/airplay.md). The renderer and synchronizer drive it as they drive a local device:
 ///
 /// - Route frame `f` is RTP time `base + f`, and the route's clock is the host clock: frame 0 is
@@ -70,6 +73,7 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     private let links = LockedValue<[AirPlayReceiverLink]>([])
     private let settings = LockedValue<Settings>(Settings())
     private let password: String?
+    private let resolver: AirPlayNameResolver?
     private let clientID = UInt64.random(in: 1...UInt64.max)
     private let logger = Logger(label: LogLabel.airPlayRoute)
 
@@ -83,8 +87,10 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
 
     /// A route to `endpoints` at `sampleRate` (stereo: RAOP's ALAC is 2 channels); the password,
     /// for receivers that ask, is `password`'s or else `LONGFORM_AIRPLAY_PASSWORD`'s.
-    public init(endpoints: [AirPlayEndpoint], sampleRate: Int = 44_100, lookAhead: Double = 10, password: String? = nil) {
+    public init(endpoints: [AirPlayEndpoint], sampleRate: Int = 44_100, lookAhead: Double = 10, password: String? = nil,
+                resolver: AirPlayNameResolver? = nil) {
         self.endpoints = endpoints
+        self.resolver = resolver
         name = Self.name(endpoints: endpoints)
         format = AudioFormat(sampleRate: sampleRate, channelCount: 2)
         preferredLookAhead = lookAhead
@@ -109,10 +115,24 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         let sampleRate = format.sampleRate
         let newLinks = endpoints.map { endpoint in
             let receiverName = "airplay:\(endpoint)"
-            return AirPlayReceiverLink(receiverName: receiverName) { [password, clientID] () throws(AirPlayError) -> RAOPSession in
+            return AirPlayReceiverLink(receiverName: receiverName) { [password, clientID, resolver] () throws(AirPlayError) -> RAOPSession in
+                // A name is looked up at each attempt: a receiver that comes back may have another address.
+                var target = endpoint
+                var lookupFailure: String?
+                if !endpoint.isNumericAddress, let resolver {
+                    switch resolver(endpoint.host) {
+                    case .success(let found): target = AirPlayEndpoint(host: found.host, port: endpoint.isPortGiven ? endpoint.port : found.port)
+                    case .failure(let error): lookupFailure = error.reason
+                    }
+                }
                 let next = stream.next
-                return try RAOPSession.open(host: endpoint.host, port: endpoint.port, receiverName: receiverName, password: password, clientID: clientID,
-                                            sampleRate: sampleRate, firstSequenceNumber: next.sequenceNumber, firstRTPTime: next.rtpTime, history: history)
+                do throws(AirPlayError) {
+                    return try RAOPSession.open(host: target.host, port: target.port, receiverName: receiverName, password: password, clientID: clientID,
+                                                sampleRate: sampleRate, firstSequenceNumber: next.sequenceNumber, firstRTPTime: next.rtpTime, history: history)
+                } catch {
+                    guard let lookupFailure else { throw error }
+                    throw AirPlayError(receiver: receiverName, reason: "\(lookupFailure); as a host name, \(error.reason)")
+                }
             }
         }
         links.value = newLinks
