@@ -81,8 +81,10 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         var memberVolumes: [Int: Float] = [:]
         var groupVolume: Float = 1
         var nowPlaying: NowPlayingInfo?
-        /// Bumped at each change, so that the route's thread sends it to every session once.
-        var generation = 0
+        /// Bumped at each change of a volume, so that the route's thread sends the volumes once.
+        var volumeGeneration = 0
+        /// Bumped at each change of what plays (artwork is large: not sent again for a volume).
+        var nowPlayingGeneration = 0
     }
 
     /// A route to `endpoints` at `sampleRate` (stereo: RAOP's ALAC is 2 channels); the password,
@@ -116,10 +118,11 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         let newLinks = endpoints.map { endpoint in
             let receiverName = "airplay:\(endpoint)"
             return AirPlayReceiverLink(receiverName: receiverName) { [password, clientID, resolver] () throws(AirPlayError) -> RAOPSession in
-                // A name is looked up at each attempt: a receiver that comes back may have another address.
+                // A name is looked up at each attempt: a receiver that comes back may have another
+                // address. One with a dot is a host name (`kitchen.local`), left to the system's resolver.
                 var target = endpoint
                 var lookupFailure: String?
-                if !endpoint.isNumericAddress, let resolver {
+                if !endpoint.isNumericAddress && !endpoint.host.contains("."), let resolver {
                     switch resolver(endpoint.host) {
                     case .success(let found): target = AirPlayEndpoint(host: found.host, port: endpoint.isPortGiven ? endpoint.port : found.port)
                     case .failure(let error): lookupFailure = error.reason
@@ -149,18 +152,26 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     public func stop(waiting: Bool = true) {
         thread.stop(waiting: false)
         rewinds.interrupt()
+        // This run's links, taken now: a start that comes before they are closed has its own.
+        let old = links.withLock { links in defer { links = [] }; return links }
         guard waiting else {
-            DispatchQueue.global().async { [self] in stopLinks() }
+            DispatchQueue.global().async { Self.stop(old) }
             return
         }
         thread.stop(waiting: true)
-        stopLinks()
+        Self.stop(old)
     }
 
-    private func stopLinks() {
-        let old = links.withLock { links in defer { links = [] }; return links }
-        for link in old { link.stop() }
+    /// Ends `links`' sessions all at once (each TEARDOWN waits up to a second).
+    private static func stop(_ links: [AirPlayReceiverLink]) {
+        DispatchQueue.concurrentPerform(iterations: links.count) { links[$0].stop() }
     }
+
+    private func stopLinks() { Self.stop(links.withLock { links in defer { links = [] }; return links }) }
+
+    // The pump's thread holds the route while it runs: a route released was stopped, or never
+    // started; its links, if any, end with it.
+    deinit { Self.stop(links.withLock { $0 }) }
 
     /// The receivers' addresses (`HOST:PORT`), in the order of `endpoints`.
     public var memberNames: [String] { endpoints.map(\.description) }
@@ -170,7 +181,7 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         let volume = min(max(volume, 0), 1)
         settings.withLock { settings in
             if let index { settings.memberVolumes[index] = volume } else { settings.groupVolume = volume }
-            settings.generation += 1
+            settings.volumeGeneration += 1
         }
     }
 
@@ -183,7 +194,7 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     public func nowPlayingDidChange(_ info: NowPlayingInfo) {
         settings.withLock { settings in
             settings.nowPlaying = info
-            settings.generation += 1
+            settings.nowPlayingGeneration += 1
         }
     }
 
@@ -229,7 +240,7 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         var pausedFrames: Int64 = 0
         let pauseSilenceFrames = Int64(Self.pauseSilence * sampleRate)
         var nextSyncAt: UInt64 = 0
-        var sentSettings = -1
+        var sentVolumes = -1, sentNowPlaying = -1
         rewinds.reset()
 
         /// Takes new sessions in, drops the lost.
@@ -238,7 +249,9 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
                 if let session = link.takeNewSession() {
                     active[ObjectIdentifier(session)] = session
                     needsFirstSync.insert(ObjectIdentifier(session))
-                    sentSettings = -1 // the new session is told the volume and what plays
+                    // The new session is told the volume and what plays (the others again too).
+                    sentVolumes = -1
+                    sentNowPlaying = -1
                 }
             }
             active = active.filter { $0.value.isConnected }
@@ -257,12 +270,14 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
 
         func sendSettings(rtpTime: UInt32) {
             let current = settings.value
-            guard current.generation != sentSettings else { return }
-            sentSettings = current.generation
+            let volumesChanged = current.volumeGeneration != sentVolumes, playingChanged = current.nowPlayingGeneration != sentNowPlaying
+            guard volumesChanged || playingChanged else { return }
+            sentVolumes = current.volumeGeneration
+            sentNowPlaying = current.nowPlayingGeneration
             for (index, link) in links.enumerated() {
                 guard let session = link.session, active[ObjectIdentifier(session)] != nil else { continue }
-                session.setVolume((current.memberVolumes[index] ?? 1) * current.groupVolume)
-                if let playing = current.nowPlaying { session.setNowPlaying(playing, rtpTime: rtpTime) }
+                if volumesChanged { session.setVolume((current.memberVolumes[index] ?? 1) * current.groupVolume) }
+                if playingChanged, let playing = current.nowPlaying { session.setNowPlaying(playing, rtpTime: rtpTime) }
             }
         }
 
@@ -285,19 +300,28 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
             }
         }
 
-        /// FLUSHes every receiver; the packets after it are the lead-in, then the audio from `frame`.
-        func flushReceivers(resumingAt frame: Int64) {
-            let leadIn = frame - Int64(Self.leadInPackets * packetFrames)
-            stream.setNext(sequenceNumber: sequenceNumber, frame: leadIn)
-            for session in active.values {
-                do throws(AirPlayError) { try session.flush(sequenceNumber: sequenceNumber, rtpTime: stream.rtpTime(ofFrame: leadIn)) } catch {
-                    logger.warning("\(error)")
+        /// FLUSHes every receiver at once, from the lead-in before `frame` on; returns the frame the
+        /// audio resumes at: `frame`, or later if the answers took so long that its lead-in would
+        /// come late. The packets after it are the lead-in, then the audio.
+        func flushReceivers(resumingAt frame: Int64) -> Int64 {
+            let leadInFrames = Int64(Self.leadInPackets * packetFrames)
+            stream.setNext(sequenceNumber: sequenceNumber, frame: frame - leadInFrames)
+            let sessions = Array(active.values), rtpTime = stream.rtpTime(ofFrame: frame - leadInFrames), sequence = sequenceNumber
+            let failures = LockedValue<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: sessions.count) { index in
+                do throws(AirPlayError) { try sessions[index].flush(sequenceNumber: sequence, rtpTime: rtpTime) } catch {
+                    failures.withLock { $0.append(error.description) }
                 }
             }
+            for failure in failures.value { logger.warning("\(failure)") }
             HostClock.sleep(untilNanoseconds: HostClock.now() + UInt64(Self.flushSettling * 1e9))
+            // Packets from the FLUSH's RTP time on are taken: a later lead-in is too.
+            let resume = max(frame, clock.frame(atHostTime: HostClock.now()) + minimumAheadFrames + leadInFrames)
+            stream.setNext(sequenceNumber: sequenceNumber, frame: resume - leadInFrames)
             isMarkerDue = true
             sendSync(first: true)
-            sendLeadIn(before: frame)
+            sendLeadIn(before: resume)
+            return resume
         }
 
         waitForReceivers(links, thread: thread)
@@ -332,10 +356,9 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
                 }
                 // Playing again after a long pause: a FLUSH and a lead-in start the receivers at
                 // the new RTP time (later, if the timeline plays again too soon for them).
-                let resume = max(position, heard + minimumAheadFrames + Int64(Self.leadInPackets * packetFrames))
+                let resume = flushReceivers(resumingAt: max(position, heard + minimumAheadFrames + Int64(Self.leadInPackets * packetFrames)))
                 if resume > position { source.routeDidResume(atFrame: resume, afterRewindTo: position) }
                 position = resume
-                flushReceivers(resumingAt: position)
                 clock.noteFramesRendered(position)
                 isStreamStopped = false
             }
@@ -398,13 +421,8 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
             Thread.sleep(forTimeInterval: 0.01)
         }
         for link in links where link.session == nil {
-            logger.warning("\(link.receiverName): not connected at the start (\(link.lastFailure ?? "no answer yet")); it joins when it is")
+            logger.warning("\(link.lastFailure ?? "\(link.receiverName): no answer yet"); not connected at the start, it joins when it is")
         }
-    }
-
-    /// The sync packet for a receiver at host time `hostTime`, when frame `heard` is heard.
-    private func syncPacket(heardFrame heard: Int64, atHostTime hostTime: UInt64, session: RAOPSession, stream: StreamPosition, isFirst: Bool) -> [UInt8] {
-        RAOPControlPacket.sync(heardRTPTime: stream.rtpTime(ofFrame: heard), at: NTPTimestamp(hostTime: hostTime), isFirst: isFirst)
     }
 
     /// The renderer's Float32 samples as 16-bit, rounded to nearest and clipped (exact for 16-bit sources).

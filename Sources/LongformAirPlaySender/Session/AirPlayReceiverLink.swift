@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import LongformCore
 import Synchronization
@@ -59,18 +60,39 @@ final class AirPlayReceiverLink: @unchecked Sendable {
         session?.close()
     }
 
+    /// How often a connected receiver is asked for an answer (seconds).
+    static let aliveCheckInterval = 3.0
+    /// How long a connection must last for the next to be tried at once when it ends (seconds).
+    static let settledConnection = 5.0
+
     private func run() {
         var delay = Self.retryDelays.first
         var failures = 0
+        var openedAt: UInt64 = 0, nextCheck: UInt64 = 0
         while !state.withLock({ $0.isStopped }) {
             if let session = state.withLock({ $0.session }) {
                 if session.isConnected {
-                    HostClock.sleep(untilNanoseconds: HostClock.now() + 100_000_000)
+                    let now = HostClock.now()
+                    if now >= nextCheck {
+                        session.checkAlive()
+                        nextCheck = now + UInt64(Self.aliveCheckInterval * 1e9)
+                    }
+                    HostClock.sleep(untilNanoseconds: now + 100_000_000)
                     continue
                 }
-                logger.warning("\(receiverName): the connection ended; connecting again")
                 state.withLock { $0.session = nil }
                 session.close()
+                // A receiver that takes the session and drops it is not asked ten times a second.
+                let lasted = Double(HostClock.now() - openedAt) / 1e9
+                if lasted > Self.settledConnection {
+                    delay = Self.retryDelays.first
+                    logger.warning("\(receiverName): the connection ended; connecting again")
+                } else {
+                    if failures == 0 { logger.warning("\(receiverName): the connection ended after \(String(format: "%.1f", lasted)) s; connecting again in \(delay) s") }
+                    failures += 1
+                    HostClock.sleep(untilNanoseconds: HostClock.now() + UInt64(delay * 1e9))
+                    delay = min(delay * 2, Self.retryDelays.longest)
+                }
             }
             do {
                 let session = try open()
@@ -84,7 +106,8 @@ final class AirPlayReceiverLink: @unchecked Sendable {
                 }
                 if isStopped { session.close(); return }
                 if failures > 0 { logger.info("\(receiverName): connected after \(failures) failed attempts") }
-                delay = Self.retryDelays.first
+                openedAt = HostClock.now()
+                nextCheck = openedAt + UInt64(Self.aliveCheckInterval * 1e9)
                 failures = 0
             } catch {
                 failures += 1

@@ -17,8 +17,6 @@ import Synchronization
 final class RAOPSession: @unchecked Sendable {
     /// The receiver, as errors and logs name it.
     let receiverName: String
-    /// The extra latency the receiver said it adds (`Audio-Latency`, frames; 0 when it did not say).
-    let audioLatencyFrames: Int
 
     private let connection: RTSPConnection
     private let sessionURL: String
@@ -28,14 +26,15 @@ final class RAOPSession: @unchecked Sendable {
     private let history: RAOPPacketHistory
     private let requests: DispatchQueue
     private let isClosed = Atomic<Bool>(false)
+    private let isCheckingAlive = Atomic<Bool>(false)
+    private let pendingVolume = Mutex<Float?>(nil)
     private let logger = Logger(label: LogLabel.airPlayRoute)
 
-    private init(receiverName: String, connection: RTSPConnection, sessionURL: String, audioLatencyFrames: Int,
+    private init(receiverName: String, connection: RTSPConnection, sessionURL: String,
                  audioSocket: PosixSocket, controlSocket: PosixSocket, timingSocket: PosixSocket, history: RAOPPacketHistory) {
         self.receiverName = receiverName
         self.connection = connection
         self.sessionURL = sessionURL
-        self.audioLatencyFrames = audioLatencyFrames
         self.audioSocket = audioSocket
         self.controlSocket = controlSocket
         self.timingSocket = timingSocket
@@ -94,9 +93,9 @@ final class RAOPSession: @unchecked Sendable {
             var recordHeaders = RTSPHeaders()
             recordHeaders.add("Range", "npt=0-")
             recordHeaders.add("RTP-Info", "seq=\(firstSequenceNumber);rtptime=\(firstRTPTime)")
-            let record = try connection.send(RTSPRequest(method: "RECORD", uri: sessionURL, headers: recordHeaders))
-            let latency = record.headers["Audio-Latency"].flatMap { Int($0.trimmingSpacesAndTabs()) } ?? 0
-            let session = RAOPSession(receiverName: receiverName, connection: connection, sessionURL: sessionURL, audioLatencyFrames: latency,
+            // Its Audio-Latency (shairport: 11,025) is the fixed latency sync packets already count on.
+            try connection.send(RTSPRequest(method: "RECORD", uri: sessionURL, headers: recordHeaders))
+            let session = RAOPSession(receiverName: receiverName, connection: connection, sessionURL: sessionURL,
                                       audioSocket: audioSocket, controlSocket: controlSocket, timingSocket: timingSocket, history: history)
             session.startServing()
             return session
@@ -142,9 +141,28 @@ final class RAOPSession: @unchecked Sendable {
     }
 
     /// Sets the receiver's volume: `volume` from 0 to 1 as AirPlay's −30 to 0 dB, 0 as mute (−144).
+    /// The last volume is the one sent: a slider dragged does not queue a request per step.
     func setVolume(_ volume: Float) {
-        let decibels = Self.airPlayVolume(volume)
-        sendLater(RTSPRequest(method: "SET_PARAMETER", uri: sessionURL, contentType: "text/parameters", text: "volume: \(String(format6: decibels))\r\n"))
+        let isQueued = pendingVolume.withLock { pending in defer { pending = volume }; return pending != nil }
+        guard !isQueued else { return }
+        requests.async { [self] in
+            guard let latest = pendingVolume.withLock({ pending in defer { pending = nil }; return pending }) else { return }
+            let text = "volume: \(String(format6: Self.airPlayVolume(latest)))\r\n"
+            do throws(AirPlayError) { try connection.send(RTSPRequest(method: "SET_PARAMETER", uri: sessionURL, contentType: "text/parameters", text: text)) } catch {
+                logger.warning("\(error)")
+            }
+        }
+    }
+
+    /// Asks the receiver for an answer (OPTIONS), unless one is awaited: one that goes away
+    /// without closing the connection (power, Wi-Fi) leaves it open, and only an unanswered
+    /// request (`RTSPConnection.answerTimeout`) closes it, so that its link connects again.
+    func checkAlive() {
+        guard !isCheckingAlive.exchange(true, ordering: .relaxed) else { return }
+        requests.async { [self] in
+            _ = try? connection.send(RTSPRequest(method: "OPTIONS", uri: "*"), acceptingFailure: true)
+            isCheckingAlive.store(false, ordering: .relaxed)
+        }
     }
 
     /// AirPlay's volume for a linear 0–1 one: −30 dB to 0 dB on a log scale, −144 for silence.
