@@ -165,6 +165,30 @@ struct RAOPCommandTests {
     }
 }
 
+extension RAOPCommandTests {
+    @Test func aLongPauseStopsTheStreamAndPlayingAgainResumesAtTheNextFrame() throws {
+        let receiver = try AirPlayReceiver(name: "Loft", ignoresVolume: true)
+        let running = try RampServer(rampSeconds: 6, to: receiver)
+        #expect(try running.client.post("/api/playlist/items", json: #"{"items": [{"path": "ramp.wav"}]}"#).status == 201)
+        #expect(try running.client.post("/api/transport/play").status == 204)
+        try running.waitFor { RampServer.offset($0) > 1.5 }
+        #expect(try running.client.post("/api/transport/pause").status == 204)
+        // Past the 2 s of silence the stream keeps: it stops, and the play is a FLUSH and a lead-in.
+        Thread.sleep(forTimeInterval: 3.5)
+        #expect(try running.client.post("/api/transport/play").status == 204)
+        try running.waitFor { $0["playbackState"] as? String == "stopped" }
+        Thread.sleep(forTimeInterval: 1)
+
+        let played = RampAudio.played(left: Self.left(of: receiver.readOutput())).splitAtJumps()
+        #expect(played.pieces.count == 2 && played.pieces.allSatisfy { $0.isContinuous(tolerance: 0) }, "\(played)")
+        guard played.pieces.count == 2 else { return }
+        #expect(RampAudio.distance(from: played.pieces[0].last, to: played.pieces[1].first, frames: 2 * RampAudio.ringingFrames + 1) == 0,
+                "the long pause lost or repeated audio: \(played)")
+        #expect(played.pieces[0].count + played.pieces[1].count == 6 * 44_100 - 2, "the ramp plays whole: \(played)")
+        #expect(receiver.logText.contains("FLUSH"), "playing again after the long pause was a FLUSH")
+    }
+}
+
 /// The `airplay:` route's volume, password and faults against shairport-sync.
 @Suite(.serialized, .enabled(if: AirPlayReceiver.isAvailable, "needs root, ip, shairport-sync, avahi-daemon and dbus-daemon"))
 struct RAOPSessionTests {
