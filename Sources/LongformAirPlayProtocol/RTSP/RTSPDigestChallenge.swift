@@ -26,9 +26,9 @@ public struct RTSPDigestChallenge: Sendable, Equatable {
         for part in trimmed.dropFirst("digest ".count).split(separator: ",") {
             let pair = part.split(separator: "=", maxSplits: 1)
             guard pair.count == 2 else { continue }
-            var value = pair[1].trimmingCharacters()
+            var value = pair[1].trimmingSpaces()
             if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
-            values[pair[0].trimmingCharacters().lowercased()] = value
+            values[pair[0].trimmingSpaces().lowercased()] = value
         }
         guard let realm = values["realm"], let nonce = values["nonce"] else { return nil }
         self.init(realm: realm, nonce: nonce)

@@ -12,9 +12,9 @@ public struct RTSPHeaders: Sendable, Equatable, Sequence {
 
     /// The first value of `name`, or nil; setting replaces every value of it (nil removes them).
     public subscript(name: String) -> String? {
-        get { fields.first { $0.name.caseInsensitiveCompare(name) }?.value }
+        get { fields.first { $0.name.isEqualIgnoringCase(name) }?.value }
         set {
-            fields.removeAll { $0.name.caseInsensitiveCompare(name) }
+            fields.removeAll { $0.name.isEqualIgnoringCase(name) }
             if let newValue { fields.append((name: name, value: newValue)) }
         }
     }
@@ -32,6 +32,6 @@ public struct RTSPHeaders: Sendable, Equatable, Sequence {
 }
 
 extension String {
-    /// Whether the two are equal, ignoring ASCII case.
-    func caseInsensitiveCompare(_ other: String) -> Bool { lowercased() == other.lowercased() }
+    /// Whether the two are equal, ignoring case (RTSP header names).
+    func isEqualIgnoringCase(_ other: String) -> Bool { lowercased() == other.lowercased() }
 }

@@ -83,9 +83,9 @@ public struct RTSPResponseParser: Sendable {
     }
 }
 
-extension String {
-    /// The string without leading and trailing spaces and tabs.
-    func trimmingSpaces() -> String {
+extension StringProtocol {
+    /// The text without leading and trailing spaces and tabs, as RTSP's header fields are read.
+    public func trimmingSpaces() -> String {
         var text = Substring(self)
         while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
         while let last = text.last, last == " " || last == "\t" { text.removeLast() }

@@ -21,7 +21,7 @@ public struct RTSPTransport: Sendable, Equatable {
         for field in header.split(separator: ";") {
             let pair = field.split(separator: "=", maxSplits: 1)
             guard pair.count == 2 else { continue }
-            if let port = Int(pair[1].trimmingCharacters()), (1...65_535).contains(port) { ports[pair[0].trimmingCharacters().lowercased()] = port }
+            if let port = Int(pair[1].trimmingSpaces()), (1...65_535).contains(port) { ports[pair[0].trimmingSpaces().lowercased()] = port }
         }
         guard let server = ports["server_port"], let control = ports["control_port"] else {
             throw .missingHeader("Transport (server_port and control_port) in '\(header.prefix(120))'")
@@ -33,9 +33,4 @@ public struct RTSPTransport: Sendable, Equatable {
     public static func request(controlPort: Int, timingPort: Int) -> String {
         "RTP/AVP/UDP;unicast;interleaved=0-1;mode=record;control_port=\(controlPort);timing_port=\(timingPort)"
     }
-}
-
-extension Substring {
-    /// Without leading and trailing spaces.
-    func trimmingCharacters() -> String { String(self).trimmingSpaces() }
 }

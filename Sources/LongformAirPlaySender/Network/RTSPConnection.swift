@@ -91,7 +91,7 @@ final class RTSPConnection: @unchecked Sendable {
             if response.statusCode == 401 { throw AirPlayError(receiver: receiverName, reason: "refused the password (\(request.method) answered 401)") }
         }
         if let session = response.headers["Session"] {
-            state.withLock { $0.session = String(session.split(separator: ";").first ?? Substring(session)).trimmingSpacesAndTabs() }
+            state.withLock { $0.session = (session.split(separator: ";").first ?? Substring(session)).trimmingSpaces() }
         }
         guard acceptingFailure || response.isSuccess else {
             throw AirPlayError(receiver: receiverName, reason: "\(request.method) answered \(response.statusLine)")
@@ -178,15 +178,5 @@ final class RTSPConnection: @unchecked Sendable {
         }
 
         func errorCaught(context: ChannelHandlerContext, error: Error) { context.close(promise: nil) }
-    }
-}
-
-extension String {
-    /// Without leading and trailing spaces and tabs.
-    func trimmingSpacesAndTabs() -> String {
-        var text = Substring(self)
-        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
-        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
-        return String(text)
     }
 }
