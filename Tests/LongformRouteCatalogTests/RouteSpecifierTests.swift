@@ -44,6 +44,27 @@ import Testing
         #expect { try RouteSpecifier(parsing: "airplay:a,b:x") } throws: { ($0 as! RouteError).description.contains("'b:x' is not HOST or HOST:PORT") }
     }
 
+    @Test func speakersAndReceiversMakeOneGroup() throws {
+        let group = try RouteSpecifier(parsing: "airplay:Kitchen,10.0.0.3?password=a,b,speaker:10.0.0.5:7700?codec=pcm,SPEAKER:10.0.0.6:7700?codec=pcm")
+        #expect(group == .group([.speaker(endpoints: [SpeakerEndpoint(host: "10.0.0.5", port: 7700), SpeakerEndpoint(host: "10.0.0.6", port: 7700)], codec: .pcm),
+                                 .airPlay(endpoints: [AirPlayEndpoint(host: "Kitchen"), AirPlayEndpoint(host: "10.0.0.3")], password: "a,b")]))
+        #expect(group.description == "speaker:10.0.0.5:7700,10.0.0.6:7700?codec=pcm,airplay:Kitchen,10.0.0.3")
+        #expect(group.memberNames == ["10.0.0.5:7700", "10.0.0.6:7700", "Kitchen", "10.0.0.3"])
+        let route = group.makeRoute(sampleRate: 48_000, channelCount: 6)
+        #expect(route.name == group.description)
+        #expect(route.format.sampleRate == 44_100 && route.format.channelCount == 2)
+        let routeGroup = try #require(route as? RouteGroup)
+        #expect(routeGroup.memberNames == group.memberNames)
+        // The speakers, sent minutes ahead, lead; the change margin is the receivers' (0.4 s and a packet).
+        #expect(routeGroup.leaderIndex == 0)
+        #expect(routeGroup.clock.rewindMarginFrames == 17_992)
+        // Two parts of one family are one member.
+        #expect(try RouteSpecifier(parsing: "speaker:a:1,speaker:b:2") == .speaker(endpoints: [SpeakerEndpoint(host: "a", port: 1), SpeakerEndpoint(host: "b", port: 2)], codec: .default))
+        #expect { try RouteSpecifier(parsing: "speaker:a:1?codec=pcm,speaker:b:2") } throws: { ($0 as! RouteError).description.contains("share one codec") }
+        #expect { try RouteSpecifier(parsing: "airplay:a?password=x,airplay:b") } throws: { ($0 as! RouteError).description.contains("share one") }
+        #expect { try RouteSpecifier(parsing: "speaker:a:1,airplay:b:x") } throws: { ($0 as! RouteError).description.contains("'b:x' is not HOST or HOST:PORT") }
+    }
+
     @Test func badSpecifiersNameTheCulprit() {
         #expect { try RouteSpecifier(parsing: "wav:") } throws: { ($0 as! RouteError).description.contains("needs a path") }
         #expect { try RouteSpecifier(parsing: "bluetooth:aa") } throws: { ($0 as! RouteError).description.contains("bluetooth:aa") }

@@ -38,6 +38,8 @@ public final class AirPlayReceiver: @unchecked Sendable {
     public let namespace: NetworkNamespace
     /// The raw PCM file (`Output.file`): what every start of it played, one after the other.
     public let outputURL: URL
+    /// How far off its output may run before it corrects (seconds); nil: shairport-sync's default.
+    public let driftTolerance: Double?
     /// Its directory: the configuration files, the output and the logs.
     public let directory: URL
     private let logURL: URL
@@ -59,9 +61,13 @@ public final class AirPlayReceiver: @unchecked Sendable {
 
     private static let tools = ["/usr/bin/unshare", "/usr/bin/shairport-sync", "/usr/sbin/avahi-daemon", "/usr/bin/dbus-daemon", "/usr/bin/dbus-send"]
 
-    /// Makes its namespace, starts it as `name` on `port` and waits as `start()` does.
-    public init(name: String, port: Int = 5000, output: Output = .file, password: String? = nil, ignoresVolume: Bool = false) throws {
+    /// Makes its namespace, starts it as `name` on `port` and waits as `start()` does. With
+    /// `driftTolerance` (seconds), its output corrects its timing once that far off (shairport-sync's
+    /// default: 2 ms, within which its `pa` output drifts off PulseAudio's clock unchecked).
+    public init(name: String, port: Int = 5000, output: Output = .file, password: String? = nil, ignoresVolume: Bool = false,
+                driftTolerance: Double? = nil) throws {
         self.name = name
+        self.driftTolerance = driftTolerance
         self.port = port
         self.output = output
         self.password = password
@@ -320,6 +326,7 @@ public final class AirPlayReceiver: @unchecked Sendable {
             "ignore_volume_control = \(ignoresVolume ? "\"yes\"" : "\"no\"");",
         ]
         if let password { general.append("password = \(quoted(password));") }
+        if let driftTolerance { general.append("drift_tolerance_in_seconds = \(driftTolerance);") }
         var sections: [String] = []
         switch output {
         case .file:

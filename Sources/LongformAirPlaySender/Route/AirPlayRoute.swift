@@ -26,7 +26,7 @@ public typealias AirPlayNameResolver = @Sendable (_ name: String) -> Result<AirP
 ///   lead-in start the receivers at the new RTP time.
 /// - Each receiver connects, and reconnects when lost, by itself; one that joins is sent a sync
 ///   packet and the audio from the next packet on.
-public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRoute, @unchecked Sendable {
+public final class AirPlayRoute: HostClockedRoute, @unchecked Sendable {
     public let name: String
     public let format: AudioFormat
     public let pacing = RoutePacing.realTime
@@ -65,6 +65,8 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     public static let startLead = 1.0
     /// The environment variable that holds the password for receivers that ask for one.
     public static let passwordVariable = "LONGFORM_AIRPLAY_PASSWORD"
+    /// The rate every RAOP receiver takes (frames per second).
+    public static let sampleRate = 44_100
     /// Frames per packet.
     static let framesPerPacket = RAOPSessionDescription.framesPerPacket
 
@@ -89,7 +91,7 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
 
     /// A route to `endpoints` at `sampleRate` (stereo: RAOP's ALAC is 2 channels); the password,
     /// for receivers that ask, is `password`'s or else `LONGFORM_AIRPLAY_PASSWORD`'s.
-    public init(endpoints: [AirPlayEndpoint], sampleRate: Int = 44_100, lookAhead: Double = 10, password: String? = nil,
+    public init(endpoints: [AirPlayEndpoint], sampleRate: Int = AirPlayRoute.sampleRate, lookAhead: Double = 10, password: String? = nil,
                 resolver: AirPlayNameResolver? = nil) {
         self.endpoints = endpoints
         self.resolver = resolver
@@ -107,6 +109,11 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     }
 
     public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
+        try start(pullingFrom: source, meetingAt: nil)
+    }
+
+    /// Starts sending; frame 0 is heard `startLead` after the receivers are connected, or at the time `gate` agrees.
+    public func start(pullingFrom source: any RouteRenderSource, meetingAt gate: RouteStartGate?) throws(RouteError) {
         thread.stop(waiting: true)
         stopLinks()
         clock.reset()
@@ -141,7 +148,7 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         links.value = newLinks
         for link in newLinks { link.start() }
         thread.start(name: "longform.route.airplay", clock: clock) { [self] thread in
-            pump(thread: thread, source: source, links: newLinks, history: history, stream: stream)
+            pump(thread: thread, source: source, links: newLinks, history: history, stream: stream, gate: gate)
         }
     }
 
@@ -172,6 +179,9 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     // The pump's thread holds the route while it runs: a route released was stopped, or never
     // started; its links, if any, end with it.
     deinit { Self.stop(links.withLock { $0 }) }
+
+    /// The send-ahead and one packet: the route renders no further.
+    public var rendersAhead: Double { Self.sendAhead + Double(Self.framesPerPacket) / Double(format.sampleRate) }
 
     /// The receivers' addresses (`HOST:PORT`), in the order of `endpoints`.
     public var memberNames: [String] { endpoints.map(\.description) }
@@ -222,7 +232,8 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         func rtpTime(ofFrame frame: Int64) -> UInt32 { rtpBase &+ UInt32(truncatingIfNeeded: frame) }
     }
 
-    private func pump(thread: RouteThread, source: any RouteRenderSource, links: [AirPlayReceiverLink], history: RAOPPacketHistory, stream: StreamPosition) {
+    private func pump(thread: RouteThread, source: any RouteRenderSource, links: [AirPlayReceiverLink], history: RAOPPacketHistory, stream: StreamPosition,
+                      gate: RouteStartGate?) {
         let sampleRate = Double(format.sampleRate)
         let packetFrames = Self.framesPerPacket
         let aheadFrames = Int64(Self.sendAhead * sampleRate)
@@ -325,7 +336,7 @@ public final class AirPlayRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         }
 
         waitForReceivers(links, thread: thread)
-        clock.update(frame: 0, heardAtHostTime: HostClock.now() + UInt64(Self.startLead * 1e9))
+        clock.update(frame: 0, heardAtHostTime: gate?.startTime(lead: Self.startLead) { thread.shouldStop } ?? HostClock.now() + UInt64(Self.startLead * 1e9))
         refreshSessions()
         sendSync(first: true)
         sendLeadIn(before: 0)

@@ -16,6 +16,8 @@ public enum LogLabel {
     public static let speakerRoute = "longform.route.speaker"
     /// The AirPlay route: sessions with receivers, flushes, resends.
     public static let airPlayRoute = "longform.route.airplay"
+    /// A group of routes of different kinds (speakers and AirPlay receivers) playing one timeline.
+    public static let routeGroup = "longform.route.group"
     /// The player's transport and playlist edits.
     public static let player = "longform.player"
     /// The serializer's enqueueing, flushes and item changes.

@@ -16,6 +16,8 @@ public final class RouteClock: Sendable {
     /// Whether the route can rewind (a `RewindableRoute`).
     public let canRewind: Bool
     private let margin: Atomic<Int64>
+    /// The clocks whose largest margin is this one's (a group of routes: a change must reach every member).
+    private let followedClocks: [RouteClock]
 
     private struct State {
         var anchorFrame: Int64 = 0
@@ -35,11 +37,26 @@ public final class RouteClock: Sendable {
         self.isDrivenByFramesWritten = isDrivenByFramesWritten
         canRewind = rewindMarginFrames != nil
         margin = Atomic(rewindMarginFrames ?? 0)
+        followedClocks = []
+    }
+
+    /// A clock for a group of rewindable routes at `sampleRate`: its rewind margin is the largest
+    /// of `members`' at each reading (each member's may grow or shrink as it plays).
+    public init(sampleRate: Int, followingMarginsOf members: [RouteClock]) {
+        self.sampleRate = sampleRate
+        isDrivenByFramesWritten = false
+        canRewind = true
+        margin = Atomic(0)
+        followedClocks = members
     }
 
     /// For a `RewindableRoute`: how many frames after the one heard now a rewind can still reach
     /// (the time the route needs to discard and write again). Nil for a route that cannot rewind.
-    public var rewindMarginFrames: Int64? { canRewind ? margin.load(ordering: .relaxed) : nil }
+    public var rewindMarginFrames: Int64? {
+        guard canRewind else { return nil }
+        guard !followedClocks.isEmpty else { return margin.load(ordering: .relaxed) }
+        return followedClocks.map { $0.rewindMarginFrames ?? 0 }.max()
+    }
 
     /// Sets the rewind margin, for a route that learns how far its device lets it rewind.
     public func setRewindMarginFrames(_ frames: Int64) {

@@ -30,7 +30,7 @@ import NIOPosix
 ///   on a UDP port, a free one or `LONGFORM_SPEAKER_TIMING_PORT`'s (for a firewall), served by
 ///   the process from the first start of a route on it to the process's end, and shared by every
 ///   route that asks for the same port.
-public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRoute, @unchecked Sendable {
+public final class SpeakerRoute: HostClockedRoute, @unchecked Sendable {
     public let name: String
     public let format: AudioFormat
     public let pacing = RoutePacing.realTime
@@ -108,6 +108,11 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
     }
 
     public func start(pullingFrom source: any RouteRenderSource) throws(RouteError) {
+        try start(pullingFrom: source, meetingAt: nil)
+    }
+
+    /// Starts sending; frame 0 is heard the lead after the speakers are ready, or at the time `gate` agrees.
+    public func start(pullingFrom source: any RouteRenderSource, meetingAt gate: RouteStartGate?) throws(RouteError) {
         let secret: PairingSecret?
         do { secret = try pairingSecret.get() } catch { throw RouteError(route: name, reason: "\(PairingSecret.environmentVariable): \(error)") }
         // The last run ends first, and the clock starts over before any link reads it.
@@ -144,7 +149,7 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         }
         for link in links { link.start() }
         thread.start(name: "longform.route.speaker", clock: clock) { [self] thread in
-            pump(thread: thread, source: source, feed: feed)
+            pump(thread: thread, source: source, feed: feed, gate: gate)
         }
     }
 
@@ -165,6 +170,9 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         thread.stop(waiting: true)
         stopConnections(run)
     }
+
+    /// The look-ahead: the speakers are sent audio that far ahead, where their buffers take it.
+    public var rendersAhead: Double { preferredLookAhead }
 
     /// The speakers' addresses (`HOST:PORT`), in the order of `endpoints`.
     public var memberNames: [String] { endpoints.map(\.description) }
@@ -210,7 +218,7 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
 
     // MARK: - The route's thread
 
-    private func pump(thread: RouteThread, source: any RouteRenderSource, feed: SpeakerFeed) {
+    private func pump(thread: RouteThread, source: any RouteRenderSource, feed: SpeakerFeed, gate: RouteStartGate?) {
         let channels = format.channelCount
         let sampleRate = Int64(format.sampleRate)
         var buffer = [Float](repeating: 0, count: SpeakerFeed.framesPerMessage * channels)
@@ -218,7 +226,8 @@ public final class SpeakerRoute: RewindableRoute, NowPlayingRoute, GroupVolumeRo
         var announcedRate: Double?
         rewinds.reset()
         waitForSpeakers(thread: thread, feed: feed)
-        clock.update(frame: 0, heardAtHostTime: HostClock.now() + UInt64(leadFrames(feed) * 1_000_000_000 / sampleRate))
+        let startLead = Double(leadFrames(feed)) / Double(sampleRate)
+        clock.update(frame: 0, heardAtHostTime: gate?.startTime(lead: startLead) { thread.shouldStop } ?? HostClock.now() + UInt64(startLead * 1e9))
 
         // The fill: from the start until every speaker has been sent as far ahead as the route goes.
         let fillStart = HostClock.now()

@@ -39,7 +39,7 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .long, help: "Volume, 0 to 1 (linear gain; on network speakers, the group's, applied as they play).")
     var volume: Float = 1
 
-    @Option(name: .long, help: ArgumentHelp("One network speaker's own volume, 0 to 1, on top of --volume; repeat for others.", valueName: "HOST:PORT=VOLUME"))
+    @Option(name: .long, help: ArgumentHelp("One network speaker's or AirPlay receiver's own volume, 0 to 1, on top of --volume; repeat for others.", valueName: "HOST:PORT=VOLUME"))
     var speakerVolume: [String] = []
 
     @OptionGroup var logging: LoggingOptions
@@ -54,22 +54,23 @@ struct PlayCommand: ParsableCommand {
         _ = try speakerVolumes(of: specifier)
     }
 
-    /// `--speaker-volume` as volumes by the route's name for each speaker; each names one of them.
+    /// `--speaker-volume` as volumes by the route's name for each speaker or receiver; each names one of them.
     private func speakerVolumes(of specifier: RouteSpecifier?) throws -> [String: Float] {
         guard !speakerVolume.isEmpty else { return [:] }
-        guard case .speaker(let endpoints, _) = specifier else {
-            throw ValidationError("--speaker-volume is for a speaker: route (--route speaker:HOST:PORT,...)")
+        guard let names = specifier?.memberNames else {
+            throw ValidationError("--speaker-volume is for a speaker: or airplay: route (--route speaker:HOST:PORT,...)")
         }
         var volumes: [String: Float] = [:]
         for text in speakerVolume {
-            guard let equals = text.lastIndex(of: "="), let endpoint = SpeakerEndpoint(parsing: text[..<equals]),
-                  let volume = Float(text[text.index(after: equals)...]), PlayerSettings.isValidVolume(volume) else {
+            guard let equals = text.lastIndex(of: "="), let volume = Float(text[text.index(after: equals)...]), PlayerSettings.isValidVolume(volume) else {
                 throw ValidationError("--speaker-volume \(text): expected HOST:PORT=VOLUME, the volume from 0 to 1")
             }
-            guard endpoints.contains(endpoint) else {
-                throw ValidationError("--speaker-volume \(text): \(endpoint) is not one of the route's speakers (\(endpoints.map(\.description).joined(separator: ", ")))")
+            // As the route names it: `HOST:PORT` for a speaker, `NAME` or `HOST[:PORT]` for a receiver.
+            let name = SpeakerEndpoint(parsing: text[..<equals])?.description ?? String(text[..<equals])
+            guard names.contains(name) else {
+                throw ValidationError("--speaker-volume \(text): \(name) is not one of the route's speakers (\(names.joined(separator: ", ")))")
             }
-            volumes[endpoint.description] = volume
+            volumes[name] = volume
         }
         return volumes
     }
