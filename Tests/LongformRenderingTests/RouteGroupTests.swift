@@ -8,8 +8,10 @@ import Testing
 /// the group's clock follows, and the start time its members agree on.
 struct RouteGroupTests {
     /// Mono frames `values` as samples.
-    private func record(_ values: [Float], at frame: Int64, into audio: inout RenderedAudio) {
-        values.withUnsafeBufferPointer { audio.record($0, at: frame) }
+    /// Records `values` as the leader renders them: begun after every rewind so far, unless `generation` says when.
+    private func record(_ values: [Float], at frame: Int64, into audio: inout RenderedAudio, generation: Int? = nil) {
+        let begun = generation ?? audio.generation
+        values.withUnsafeBufferPointer { audio.record($0, at: frame, renderedInGeneration: begun) }
     }
 
     private func read(_ audio: RenderedAudio, from frame: Int64, count: Int) -> (samples: [Float], copied: Int) {
@@ -34,17 +36,30 @@ struct RouteGroupTests {
     @Test func aRewindHoldsTheAudioFromItsFrameUntilTheLeaderAnswers() {
         var audio = RenderedAudio(channelCount: 1)
         record([1, 2, 3, 4, 5, 6], at: 0, into: &audio)
+        let before = audio.generation
         audio.rewind(toFrame: 3)
         #expect(audio.readableFrameCount(from: 0) == 3)
         #expect(read(audio, from: 2, count: 3) == ([3, 0, 0], 1))
-        // A block the leader rendered before it took the rewind stays held.
-        record([9, 9], at: 6, into: &audio)
+        // A block the leader began before the rewind came stays held.
+        record([9, 9], at: 6, into: &audio, generation: before)
         #expect(audio.readableFrameCount(from: 3) == 0)
         // The leader rendered again from the rewind's frame: that is read, the rest is gone.
         record([7], at: 3, into: &audio)
         #expect(read(audio, from: 0, count: 8) == ([1, 2, 3, 7, 0, 0, 0, 0], 4))
         record([8], at: 4, into: &audio)
         #expect(audio.readableFrameCount(from: 0) == 5)
+    }
+
+    @Test func aBlockBegunBeforeARewindIsHeldFromTheRewindsFrameOn() {
+        var audio = RenderedAudio(channelCount: 1)
+        let before = audio.generation
+        audio.rewind(toFrame: 2)
+        record([1, 2, 3, 4], at: 0, into: &audio, generation: before)
+        #expect(audio.readableFrameCount(from: 0) == 2)
+        // After a pause the leader skipped (no render at the rewind's frame), it renders on later: read.
+        record([5, 6], at: 10, into: &audio)
+        #expect(audio.readableFrameCount(from: 10) == 2)
+        #expect(audio.readableFrameCount(from: 2) == 0)
     }
 
     @Test func aLeaderThatResumesLaterKeepsTheOldAudioBeforeIt() {

@@ -17,13 +17,13 @@ final class LeaderSource: RouteRenderSource, @unchecked Sendable {
     }
 
     func render(into buffer: UnsafeMutableBufferPointer<Float>, frameCount: Int, atRouteFrame routeFrame: Int64) -> Int {
+        let (channels, generation) = audio.withLock { ($0.channelCount, $0.generation) }
         let count = source.render(into: buffer, frameCount: frameCount, atRouteFrame: routeFrame)
-        let channels = audio.withLock { $0.channelCount }
         clock.noteFramesRendered(routeFrame + Int64(count))
         // What was heard more than a second ago no member reads again.
         let heard = clock.isRunning ? clock.currentFrame() : 0
         audio.withLock { audio in
-            audio.record(UnsafeBufferPointer(rebasing: buffer[0..<(count * channels)]), at: routeFrame)
+            audio.record(UnsafeBufferPointer(rebasing: buffer[0..<(count * channels)]), at: routeFrame, renderedInGeneration: generation)
             audio.discard(before: heard - Int64(clock.sampleRate))
         }
         return count

@@ -4,7 +4,9 @@
 /// Invariants: chunks are in frame order and do not overlap; a chunk recorded replaces all from
 /// its first frame on (a route renders in order, and again from a rewind). A rewind makes the
 /// audio from its frame on tentative: not read until the leader either renders it again (it is
-/// replaced) or resumes later, keeping the old audio up to where it resumed (`confirm`).
+/// replaced) or resumes later, keeping the old audio up to where it resumed (`confirm`). Audio
+/// the leader began to render before a rewind came (its `generation` is older) is tentative from
+/// the rewind's frame on too: it was rendered by the timeline the rewind changed.
 package struct RenderedAudio {
     private struct Chunk {
         var start: Int64
@@ -14,29 +16,37 @@ package struct RenderedAudio {
 
     package let channelCount: Int
     private var chunks: [Chunk] = []
-    /// The earliest frame of a rewind the leader has not rendered from yet.
+    /// The earliest frame of the rewinds since the leader last began a render.
     private var pendingRewind: Int64?
+    /// Counts the rewinds: a render begun in an older generation may hold audio they took back.
+    package private(set) var generation = 0
 
     package init(channelCount: Int) { self.channelCount = channelCount }
 
     /// Frames held, tentative or not.
     package var frameCount: Int64 { chunks.reduce(0) { $0 + frames(of: $1) } }
 
-    /// Keeps `samples` (interleaved) as frames from `frame` on, dropping all held from there on.
-    /// Audio recorded past a pending rewind (rendered before the leader took it) is tentative.
-    package mutating func record(_ samples: UnsafeBufferPointer<Float>, at frame: Int64) {
+    /// Keeps `samples` (interleaved) as frames from `frame` on, dropping all held from there on;
+    /// the leader began rendering them in `generation`. Those past a rewind that came since are tentative.
+    package mutating func record(_ samples: UnsafeBufferPointer<Float>, at frame: Int64, renderedInGeneration generation: Int) {
         guard !samples.isEmpty else { return }
         dropFrames(from: frame)
-        var isTentative = false
-        if let pending = pendingRewind {
-            if frame > pending { isTentative = true } else { pendingRewind = nil }
+        chunks.append(Chunk(start: frame, samples: Array(samples), isTentative: false))
+        if generation == self.generation {
+            pendingRewind = nil
+        } else if let pending = pendingRewind {
+            markTentative(from: pending)
         }
-        chunks.append(Chunk(start: frame, samples: Array(samples), isTentative: isTentative))
     }
 
     /// A rewind to `frame`: the audio from there on waits for the leader's answer.
     package mutating func rewind(toFrame frame: Int64) {
+        generation += 1
         pendingRewind = min(pendingRewind ?? frame, frame)
+        markTentative(from: frame)
+    }
+
+    private mutating func markTentative(from frame: Int64) {
         split(at: frame)
         for index in chunks.indices where chunks[index].start >= frame { chunks[index].isTentative = true }
     }

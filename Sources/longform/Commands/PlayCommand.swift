@@ -24,7 +24,7 @@ struct PlayCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "null, wav:PATH, pulse[:SINK], alsa[:DEVICE], speaker:HOST:PORT[,HOST:PORT...][?codec=flac|pcm|float] or airplay:NAME|HOST[:PORT][,...][?password=TEXT] (see `longform routes`; the codec is how audio goes to the speakers, FLAC by default; speakers that require pairing get the secret in $LONGFORM_SPEAKER_SECRET; speakers ask for the clock on a free UDP port, or $LONGFORM_SPEAKER_TIMING_PORT; AirPlay receivers are named as `longform routes` lists them or by address, on port 5000 unless told or announced, and get the password in $LONGFORM_AIRPLAY_PASSWORD unless the route gives one).")
+    @Option(name: .long, help: "null, wav:PATH, pulse[:SINK], alsa[:DEVICE], speaker:HOST:PORT[,HOST:PORT...][?codec=flac|pcm|float] or airplay:NAME|HOST[:PORT][,...][?password=TEXT], or both in one group (speaker:...,airplay:..., docs/route-groups.md) (see `longform routes`; the codec is how audio goes to the speakers, FLAC by default; speakers that require pairing get the secret in $LONGFORM_SPEAKER_SECRET; speakers ask for the clock on a free UDP port, or $LONGFORM_SPEAKER_TIMING_PORT; AirPlay receivers are named as `longform routes` lists them or by address, on port 5000 unless told or announced, and get the password in $LONGFORM_AIRPLAY_PASSWORD unless the route gives one).")
     var route: String?
 
     @Option(name: .long, help: "Sample rate the route plays at, in Hz.")

@@ -26,7 +26,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Directory of the database (default: $XDG_STATE_HOME/longform or ~/.local/state/longform).")
     var state: String?
 
-    @Option(name: .long, help: "null, pulse[:SINK], alsa[:DEVICE], speaker:HOST:PORT[,HOST:PORT...][?codec=flac|pcm|float] (the codec: how audio goes to the speakers, FLAC by default) or airplay:NAME|HOST[:PORT][,...][?password=TEXT] (default: the saved route, else PulseAudio, ALSA or null; speakers that require pairing get the secret in $LONGFORM_SPEAKER_SECRET; speakers ask for the clock on a free UDP port, or $LONGFORM_SPEAKER_TIMING_PORT; AirPlay receivers get the password in $LONGFORM_AIRPLAY_PASSWORD unless the route gives one).")
+    @Option(name: .long, help: "null, pulse[:SINK], alsa[:DEVICE], speaker:HOST:PORT[,HOST:PORT...][?codec=flac|pcm|float] (the codec: how audio goes to the speakers, FLAC by default) or airplay:NAME|HOST[:PORT][,...][?password=TEXT], or both in one group (speaker:...,airplay:..., docs/route-groups.md) (default: the saved route, else PulseAudio, ALSA or null; speakers that require pairing get the secret in $LONGFORM_SPEAKER_SECRET; speakers ask for the clock on a free UDP port, or $LONGFORM_SPEAKER_TIMING_PORT; AirPlay receivers get the password in $LONGFORM_AIRPLAY_PASSWORD unless the route gives one).")
     var route: String?
 
     @Option(name: .long, help: "A directory of music (repeat for several).")
