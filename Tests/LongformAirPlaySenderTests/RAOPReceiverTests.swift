@@ -166,6 +166,32 @@ struct RAOPCommandTests {
 }
 
 extension RAOPCommandTests {
+    /// Removing the item playing (an edit of the current item): the next plays from its first
+    /// frame right after the last one heard of the removed item.
+    @Test func removingTheItemPlayingIsHeardAsTheNextFromItsStart() throws {
+        let receiver = try AirPlayReceiver(name: "Nook", ignoresVolume: true)
+        let running = try RampServer(rampSeconds: 6, to: receiver)
+        let added = try running.client.post("/api/playlist/items", json: #"{"items": [{"path": "ramp.wav"}, {"path": "ramp.wav"}]}"#)
+        #expect(added.status == 201)
+        let ids = ((added.json["items"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }
+        #expect(ids.count == 2, "\(added.text)")
+        guard let playing = ids.first else { return }
+        #expect(try running.client.post("/api/transport/play").status == 204)
+        try running.waitFor { RampServer.offset($0) > 2 }
+        #expect(try running.client.delete("/api/playlist/items/\(playing)").status == 204)
+        try running.waitFor { $0["playbackState"] as? String == "stopped" }
+        Thread.sleep(forTimeInterval: 1)
+
+        let played = RampAudio.played(left: Self.left(of: receiver.readOutput())).splitAtJumps()
+        // Two pieces: the removed item up to the edit, then the next one whole, the gap between
+        // them what the player took to decode it (under 0.1 s).
+        #expect(played.pieces.count == 2 && played.pieces.allSatisfy { $0.isContinuous(tolerance: 0) }, "\(played)")
+        guard played.pieces.count == 2 else { return }
+        #expect(played.pieces[0].count > 2 * 44_100 && played.pieces[0].count < 4 * 44_100, "the removed item played to the edit: \(played)")
+        #expect(played.pieces[1].first == played.pieces[0].first && played.pieces[1].count == 6 * 44_100 - 2, "the next item plays whole: \(played)")
+        #expect(played.silenceLengths.allSatisfy { $0 < 4_410 }, "\(played)")
+    }
+
     @Test func aLongPauseStopsTheStreamAndPlayingAgainResumesAtTheNextFrame() throws {
         let receiver = try AirPlayReceiver(name: "Loft", ignoresVolume: true)
         let running = try RampServer(rampSeconds: 6, to: receiver)

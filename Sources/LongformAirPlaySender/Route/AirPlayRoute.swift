@@ -124,7 +124,7 @@ public final class AirPlayRoute: HostClockedRoute, @unchecked Sendable {
         let sampleRate = format.sampleRate
         let newLinks = endpoints.map { endpoint in
             let receiverName = "airplay:\(endpoint)"
-            return AirPlayReceiverLink(receiverName: receiverName) { [password, clientID, resolver] () throws(AirPlayError) -> RAOPSession in
+            return AirPlayReceiverLink(receiverName: receiverName) { [password, clientID, resolver] opening throws(AirPlayError) -> RAOPSession in
                 // A name is looked up at each attempt: a receiver that comes back may have another
                 // address. One with a dot is a host name (`kitchen.local`), left to the system's resolver.
                 var target = endpoint
@@ -138,7 +138,8 @@ public final class AirPlayRoute: HostClockedRoute, @unchecked Sendable {
                 let next = stream.next
                 do throws(AirPlayError) {
                     return try RAOPSession.open(host: target.host, port: target.port, receiverName: receiverName, password: password, clientID: clientID,
-                                                sampleRate: sampleRate, firstSequenceNumber: next.sequenceNumber, firstRTPTime: next.rtpTime, history: history)
+                                                sampleRate: sampleRate, firstSequenceNumber: next.sequenceNumber, firstRTPTime: next.rtpTime, history: history,
+                                                opening: opening)
                 } catch {
                     guard let lookupFailure else { throw error }
                     throw AirPlayError(receiver: receiverName, reason: "\(lookupFailure); as a host name, \(error.reason)")

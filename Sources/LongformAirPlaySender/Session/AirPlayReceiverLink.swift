@@ -10,12 +10,14 @@ import Synchronization
 final class AirPlayReceiverLink: @unchecked Sendable {
     /// The receiver, as errors and logs name it.
     let receiverName: String
-    private let open: @Sendable () throws(AirPlayError) -> RAOPSession
+    private let open: @Sendable (SessionOpening) throws(AirPlayError) -> RAOPSession
     private let state = Mutex(State())
     private let logger = Logger(label: LogLabel.airPlayRoute)
 
     private struct State {
         var session: RAOPSession?
+        /// The attempt under way, which `stop` ends.
+        var opening: SessionOpening?
         var isNew = false
         var isStopped = false
         var lastFailure: String?
@@ -24,8 +26,8 @@ final class AirPlayReceiverLink: @unchecked Sendable {
     /// The first wait after a failed attempt, and the longest (seconds).
     static let retryDelays = (first: 0.5, longest: 4.0)
 
-    /// A link that opens its sessions with `open`.
-    init(receiverName: String, open: @escaping @Sendable () throws(AirPlayError) -> RAOPSession) {
+    /// A link that opens its sessions with `open`, which gives up when its `SessionOpening` is cancelled.
+    init(receiverName: String, open: @escaping @Sendable (SessionOpening) throws(AirPlayError) -> RAOPSession) {
         self.receiverName = receiverName
         self.open = open
     }
@@ -50,13 +52,14 @@ final class AirPlayReceiverLink: @unchecked Sendable {
     /// Why the last attempt failed, if the receiver is not connected.
     var lastFailure: String? { state.withLock { $0.session == nil ? $0.lastFailure : nil } }
 
-    /// Ends the session and stops trying.
+    /// Ends the session, or the attempt to open one, and stops trying.
     func stop() {
-        let session = state.withLock { state in
+        let (session, opening) = state.withLock { state in
             state.isStopped = true
             defer { state.session = nil }
-            return state.session
+            return (state.session, state.opening)
         }
+        opening?.cancel()
         session?.close()
     }
 
@@ -94,9 +97,15 @@ final class AirPlayReceiverLink: @unchecked Sendable {
                     delay = min(delay * 2, Self.retryDelays.longest)
                 }
             }
+            let opening = SessionOpening()
+            guard state.withLock({ state in
+                state.opening = opening
+                return !state.isStopped
+            }) else { return }
             do {
-                let session = try open()
+                let session = try open(opening)
                 let isStopped = state.withLock { state in
+                    state.opening = nil
                     if !state.isStopped {
                         state.session = session
                         state.isNew = true
@@ -110,6 +119,11 @@ final class AirPlayReceiverLink: @unchecked Sendable {
                 nextCheck = openedAt + UInt64(Self.aliveCheckInterval * 1e9)
                 failures = 0
             } catch {
+                let isStopped = state.withLock { state in
+                    state.opening = nil
+                    return state.isStopped
+                }
+                if isStopped { return }
                 failures += 1
                 let message = error.description
                 let isRepeat = state.withLock { state in

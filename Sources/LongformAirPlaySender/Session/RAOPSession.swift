@@ -55,11 +55,13 @@ final class RAOPSession: @unchecked Sendable {
     }
 
     /// Opens a session: OPTIONS, ANNOUNCE (ALAC, 16-bit stereo at `sampleRate`), SETUP with this
-    /// end's control and timing ports, RECORD from `firstSequenceNumber` and `firstRTPTime`.
+    /// end's control and timing ports, RECORD from `firstSequenceNumber` and `firstRTPTime`;
+    /// `opening` cancelled closes the connection and the open fails.
     static func open(host: String, port: Int, receiverName: String, password: String?, clientID: UInt64, sampleRate: Int,
-                     firstSequenceNumber: UInt16, firstRTPTime: UInt32, history: RAOPPacketHistory) throws(AirPlayError) -> RAOPSession {
+                     firstSequenceNumber: UInt16, firstRTPTime: UInt32, history: RAOPPacketHistory, opening: SessionOpening) throws(AirPlayError) -> RAOPSession {
         let connection = try RTSPConnection.connect(to: host, port: port, receiverName: receiverName, password: password,
                                                     commonHeaders: commonHeaders(clientID: clientID))
+        guard opening.adopt(connection) else { throw AirPlayError(receiver: receiverName, reason: "stopped while connecting") }
         do throws(AirPlayError) {
             let controlSocket: PosixSocket, timingSocket: PosixSocket
             do {
