@@ -86,7 +86,7 @@ let package = Package(
         // Layer 4: the local routes `--route` names and `routes` lists (null, WAV, PulseAudio, ALSA), and the default one.
         .target(name: "LongformLocalRouteCatalog", dependencies: ["LongformCore", "LongformRendering", "LongformRoutes", "LongformPulseAudio", "LongformALSA"]),
         // Layer 4: what `--route` names: a local route, network speakers or AirPlay receivers.
-        .target(name: "LongformRouteCatalog", dependencies: ["LongformLocalRouteCatalog", "LongformRendering", "LongformRoutes", "LongformSpeakerSender", "LongformAirPlaySender",
+        .target(name: "LongformRouteCatalog", dependencies: ["LongformCore", "LongformLocalRouteCatalog", "LongformRendering", "LongformRoutes", "LongformSpeakerSender", "LongformAirPlaySender",
                                                             "LongformAirPlayDiscovery"]),
         // Layer 4: the wire protocol between the speaker route and `longform speaker` (docs/speaker-protocol.md),
         // and the socket wrapper both ends use for what SwiftNIO does not offer.
@@ -103,7 +103,7 @@ let package = Package(
         .target(name: "LongformAPIRequests"),
         // Layer 6: `longform serve`: the HTTP API, the event stream and the web player (Hummingbird).
         .target(name: "LongformServer", dependencies: [
-            "LongformAPIRequests", "LongformCore", "LongformRendering", "LongformRouteCatalog", "LongformPlayer", "LongformStore", "LongformLibrary",
+            "LongformAPIRequests", "LongformAirPlayDiscovery", "LongformCore", "LongformRendering", "LongformRouteCatalog", "LongformPlayer", "LongformStore", "LongformLibrary",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),

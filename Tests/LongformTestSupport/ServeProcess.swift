@@ -13,10 +13,11 @@ public final class ServeProcess: @unchecked Sendable {
     public let token: String?
 
     /// Starts `longform serve --http HOST:0 --state STATE --music MUSIC --route ROUTE` plus
-    /// `extraArguments`, and waits until it listens.
-    public init(state: String, music: String, host: String = "127.0.0.1", route: String = "null", extraArguments: [String] = []) throws {
+    /// `extraArguments` (with `environment` added to this process's), and waits until it listens.
+    public init(state: String, music: String, host: String = "127.0.0.1", route: String = "null", extraArguments: [String] = [],
+                environment: [String: String] = [:]) throws {
         running = try LongformProcess(["serve", "--http", "\(host):0", "--state", state, "--music", music, "--route", route] + extraArguments,
-                                      readyPattern: "^longform: serving http://")
+                                      readyPattern: "^longform: serving http://", environment: environment)
         // "longform: serving http://HOST:PORT/[?token=T]"
         let url = running.readyLine.dropFirst("longform: serving ".count)
         guard let components = URLComponents(string: String(url)), let port = components.port else {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import LongformAPIRequests
+import LongformAirPlayDiscovery
 import LongformCore
 import LongformLibrary
 import LongformLocalRouteCatalog
@@ -43,6 +44,8 @@ final class PlayerController: @unchecked Sendable {
     /// The handler that forwards offsets, there only while a client listens: the player's offset
     /// reports wake several threads ten times a second, most of what playing cost without clients.
     private let offsetHandler = Mutex<SampleBufferPlayer.EventHandlerToken?>(nil)
+    /// The AirPlay receivers on the network, offered as routes as they come and go.
+    private let receiverWatch = Mutex<AirPlayReceiverWatch?>(nil)
     private let artworkCache = Mutex<(id: UUID, artwork: AudioMetadata.Artwork?)?>(nil)
 
     /// A player on `route` (else the saved route, else the machine's default), with the saved
@@ -73,6 +76,12 @@ final class PlayerController: @unchecked Sendable {
             player.restore(saved.entries, currentIndex: saved.currentIndex, offset: saved.offset, isPlaying: saved.playbackState == .playing)
         }
         saveSettings()
+        receiverWatch.withLock { watch in
+            watch = AirPlayReceiverWatch { [weak self] receivers in
+                guard let self else { return }
+                events.publish(ServerEvent(name: "routes", payload: routes(receivers: AirPlayReceiverWatch.playable(receivers))))
+            }
+        }
     }
 
     /// The route named on the command line, else the saved one if it still opens, else the default:
@@ -88,6 +97,7 @@ final class PlayerController: @unchecked Sendable {
 
     /// Stops playback, saves, and ends the event streams.
     func shutDown() {
+        receiverWatch.withLock { $0?.stop() }
         recorder.finish()
         engine.stop()
         events.finishAll()
@@ -345,14 +355,27 @@ final class PlayerController: @unchecked Sendable {
 
     // MARK: - Routes
 
-    /// The routes a client may pick (not WAV files: a client does not choose where files go).
-    func routes() -> RoutesJSON {
+    /// The routes a client may pick: this machine's (not WAV files: a client does not choose where
+    /// files go), then the AirPlay receivers on the network now.
+    func routes() -> RoutesJSON { routes(receivers: receiverWatch.withLock { $0?.playableReceivers } ?? []) }
+
+    /// The routes, with `receivers` as the AirPlay receivers found.
+    private func routes(receivers: [AirPlayReceiverRecord]) -> RoutesJSON {
         let current = command { routeSpecifier }
         var routes = Self.pickableRoutes().map { RouteJSON(id: $0.specifier.description, description: $0.description, isCurrent: .local($0.specifier) == current) }
+        for receiver in receivers {
+            routes.append(RouteJSON(id: receiver.routeName, description: Self.description(of: receiver), isCurrent: current.description == receiver.routeName))
+        }
         if !routes.contains(where: \.isCurrent) {
             routes.insert(RouteJSON(id: current.description, description: "the route the server was started with", isCurrent: true), at: 0)
         }
         return RoutesJSON(current: current.description, routes: routes)
+    }
+
+    /// `AirPlay: Kitchen (ShairportSync, 10.0.0.5:5000, password)`.
+    private static func description(of receiver: AirPlayReceiverRecord) -> String {
+        let details = [receiver.model, receiver.preferredAddress.map { "\($0):\(receiver.raopPort ?? 0)" }, receiver.needsPassword ? "password" : nil]
+        return "AirPlay: \(receiver.name) (" + details.compactMap { $0 }.joined(separator: ", ") + ")"
     }
 
     private static func pickableRoutes() -> [RouteCatalog.Entry] {
@@ -363,8 +386,9 @@ final class PlayerController: @unchecked Sendable {
     func selectRoute(_ id: String) throws(APIError) -> RoutesJSON {
         let specifier: RouteSpecifier
         do { specifier = try RouteSpecifier(parsing: id) } catch { throw .badRequest("\(error)") }
-        guard Self.pickableRoutes().contains(where: { .local($0.specifier) == specifier }) else {
-            throw .notFound("\(id) is not one of this machine's routes (GET /api/routes lists them)")
+        let isReceiver = (receiverWatch.withLock { $0?.playableReceivers } ?? []).contains { $0.routeName == specifier.description }
+        guard isReceiver || Self.pickableRoutes().contains(where: { .local($0.specifier) == specifier }) else {
+            throw .notFound("\(id) is not one of this machine's routes or the AirPlay receivers found (GET /api/routes lists them)")
         }
         try command { () throws(APIError) in
             guard specifier != routeSpecifier else { return }

@@ -229,6 +229,7 @@ function connect() {
   on("playlist", (data) => { state.playlist = data.items; renderPlaylist(); renderNowPlaying(); });
   on("volume", (data) => { state.volume = data.volume; state.isMuted = data.isMuted; renderVolume(); });
   on("route", () => loadRoutes());
+  on("routes", () => loadRoutes());
   on("library", () => loadLibrary());
   on("itemFailed", (data) => showMessage("Skipped: " + data.error));
   events.onerror = () => showMessage(events.readyState === EventSource.CLOSED ? "Disconnected" : "Reconnecting…");
