@@ -175,7 +175,7 @@ let package = Package(
         .testTarget(name: "LongformSpeakerReceiverTests", dependencies: ["LongformSpeakerReceiver", "LongformSpeakerProtocol", "LongformSpeakerSender", "LongformRoutes", "LongformCore",
                                                                    "LongformSources", "LongformTestSupport"]),
         .testTarget(name: "LongformCommandTests", dependencies: ["LongformTestSupport"]),
-        .testTarget(name: "LongformAirPlayProtocolTests", dependencies: ["LongformAirPlayProtocol"]),
+        .testTarget(name: "LongformAirPlayProtocolTests", dependencies: ["LongformAirPlayProtocol", "LongformTestSupport"]),
         .testTarget(name: "LongformAirPlayDiscoveryTests", dependencies: ["LongformAirPlayDiscovery", "LongformTestSupport"]),
         .testTarget(name: "LongformAirPlaySenderTests", dependencies: ["LongformAirPlaySender", "LongformAirPlayProtocol", "LongformRendering", "LongformSources", "LongformTestSupport"]),
     ],

@@ -8,6 +8,8 @@ public enum AirPlayProtocolError: Error, Equatable, Sendable, CustomStringConver
     case malformedPacket(String)
     /// A header the protocol needs that the receiver did not send, or sent garbled.
     case missingHeader(String)
+    /// A binary property list body that is not one, or not one AirPlay sends.
+    case malformedPropertyList(String)
 
     /// What went wrong, for a log line or an error message.
     public var description: String {
@@ -16,6 +18,7 @@ public enum AirPlayProtocolError: Error, Equatable, Sendable, CustomStringConver
         case .responseTooLarge(let bytes): "an RTSP response of more than \(bytes) bytes"
         case .malformedPacket(let reason): "malformed packet: \(reason)"
         case .missingHeader(let name): "no usable \(name) header in the response"
+        case .malformedPropertyList(let reason): "malformed binary property list: \(reason)"
         }
     }
 }
